@@ -1,0 +1,530 @@
+//! `phi-accrual`: the accrual failure detector of Hayashibara, Défago, Yared and
+//! Katayama ("The φ Accrual Failure Detector", SRDS 2004), with the exact
+//! semantics of Akka's `akka.remote.PhiAccrualFailureDetector` by default.
+//!
+//! What Akka does, and this module reproduces:
+//! - the inter-arrival history is a FIFO window of `max_sample_size` intervals;
+//! - the first heartbeat seeds it with `first_heartbeat_estimate ± estimate/4`
+//!   (two samples), since one heartbeat gives no interval;
+//! - an interval enters the history only if the peer was *available*
+//!   (`phi < threshold`) when that heartbeat arrived: the gap that follows a
+//!   suspicion never pollutes the statistics;
+//! - phi uses `mean + acceptable_heartbeat_pause` and
+//!   `max(population std dev, min_std_deviation)`, and the logistic
+//!   approximation of the normal CDF (Bowling et al. 2009) with its two
+//!   numerically stable branches;
+//! - phi is 0 before the first heartbeat.
+//!
+//! `distribution = "normal-exact"` replaces the logistic approximation by the
+//! exact normal tail, and `"exponential"` is Cassandra's `FailureDetector`
+//! (`phi = dt / (mean * ln 10)`, exponential inter-arrivals, no pause allowance).
+//!
+//! Sans-IO: because phi is non-decreasing in the time since the last heartbeat,
+//! the instants at which it reaches the suspect and failure thresholds are
+//! computed when a heartbeat arrives (closed form, then checked against the phi
+//! function itself to the nanosecond) and reported by `poll_timeout`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ensure, ensure_positive, ConfigError};
+use crate::detector::FailureDetector;
+use crate::time::Nanos;
+use crate::verdict::Verdict;
+use crate::window::SampleWindow;
+
+/// Which inter-arrival distribution phi assumes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PhiDistribution {
+    /// Normal, through Akka's logistic approximation of its CDF.
+    #[default]
+    Normal,
+    /// Normal, with the exact tail `-log10(Q(y))`.
+    NormalExact,
+    /// Exponential, as Cassandra's failure detector.
+    Exponential,
+}
+
+/// Keys of a `kind = "phi-accrual"` detector; defaults are Akka cluster's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PhiAccrualConfig {
+    /// Heartbeat period of the monitored node (`heartbeat-interval`).
+    pub interval: Nanos,
+    /// Failed when phi reaches this.
+    pub threshold: f64,
+    /// Suspect when phi reaches this (none by default).
+    pub suspect_threshold: Option<f64>,
+    /// Size of the inter-arrival window.
+    pub max_sample_size: usize,
+    /// Floor of the standard deviation.
+    pub min_std_deviation: Nanos,
+    /// Added to the mean: pauses this long are tolerated.
+    pub acceptable_heartbeat_pause: Nanos,
+    /// Seeds the history at the first heartbeat.
+    pub first_heartbeat_estimate: Nanos,
+    pub distribution: PhiDistribution,
+}
+
+impl Default for PhiAccrualConfig {
+    fn default() -> Self {
+        PhiAccrualConfig {
+            interval: Nanos::from_secs(1),
+            threshold: 8.0,
+            suspect_threshold: None,
+            max_sample_size: 1000,
+            min_std_deviation: Nanos::from_millis(100),
+            acceptable_heartbeat_pause: Nanos::from_secs(3),
+            first_heartbeat_estimate: Nanos::from_secs(1),
+            distribution: PhiDistribution::Normal,
+        }
+    }
+}
+
+/// Largest window accepted: far beyond any practical use, small enough that a
+/// typo cannot ask for gigabytes.
+pub const MAX_SAMPLE_SIZE_LIMIT: usize = 1_000_000;
+
+impl PhiAccrualConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        ensure_positive(self.interval, "interval")?;
+        ensure(
+            self.threshold.is_finite() && self.threshold > 0.0,
+            "threshold",
+            "must be a positive number",
+        )?;
+        if let Some(s) = self.suspect_threshold {
+            ensure(
+                s.is_finite() && s > 0.0 && s < self.threshold,
+                "suspect_threshold",
+                "must be positive and below `threshold`",
+            )?;
+        }
+        ensure(
+            (1..=MAX_SAMPLE_SIZE_LIMIT).contains(&self.max_sample_size),
+            "max_sample_size",
+            "must be between 1 and 1000000",
+        )?;
+        ensure_positive(self.min_std_deviation, "min_std_deviation")?;
+        ensure_positive(self.first_heartbeat_estimate, "first_heartbeat_estimate")?;
+        Ok(())
+    }
+}
+
+/// Akka's phi: the logistic approximation of the normal CDF, in its two
+/// branches (the second avoids cancellation when `dt <= mean`).
+/// Units of `dt`, `mean` and `std_dev` only need to agree.
+pub fn phi_logistic(dt: f64, mean: f64, std_dev: f64) -> f64 {
+    let y = (dt - mean) / std_dev;
+    let e = (-y * (LOGISTIC_A + LOGISTIC_B * y * y)).exp();
+    if dt > mean {
+        -(e / (1.0 + e)).log10()
+    } else {
+        -(1.0 - 1.0 / (1.0 + e)).log10()
+    }
+}
+
+/// Coefficients of the logistic approximation `1 / (1 + exp(-y (a + b y^2)))`.
+const LOGISTIC_A: f64 = 1.5976;
+const LOGISTIC_B: f64 = 0.070566;
+
+/// Phi from the exact normal tail: `-log10(1 - Φ(y))`.
+pub fn phi_normal_exact(dt: f64, mean: f64, std_dev: f64) -> f64 {
+    let y = (dt - mean) / std_dev;
+    -(0.5 * libm::erfc(y / std::f64::consts::SQRT_2)).log10()
+}
+
+/// Cassandra's phi for exponential inter-arrival times.
+pub fn phi_exponential(dt: f64, mean: f64) -> f64 {
+    dt / (mean * std::f64::consts::LN_10)
+}
+
+/// The phi accrual detector state machine.
+#[derive(Clone, Debug)]
+pub struct PhiAccrual {
+    config: PhiAccrualConfig,
+    history: SampleWindow,
+    /// Arrival of the last heartbeat, none before the first.
+    last: Option<Nanos>,
+    /// `last + the smallest elapsed time at which phi >= suspect_threshold`.
+    suspect_at: Option<Nanos>,
+    /// `last + the smallest elapsed time at which phi >= threshold`.
+    failed_at: Option<Nanos>,
+    /// Parameters of phi as of the last heartbeat (history changes only then).
+    mean: f64,
+    std_dev: f64,
+    verdict: Verdict,
+}
+
+impl PhiAccrual {
+    /// Starts monitoring at `now` (phi accrual has nothing to do before the
+    /// first heartbeat, so `now` is unused).
+    pub fn new(config: PhiAccrualConfig, now: Nanos) -> Result<PhiAccrual, ConfigError> {
+        let _ = now;
+        config.validate()?;
+        let history = SampleWindow::new(config.max_sample_size);
+        Ok(PhiAccrual {
+            config,
+            history,
+            last: None,
+            suspect_at: None,
+            failed_at: None,
+            mean: 0.0,
+            std_dev: 0.0,
+            verdict: Verdict::Alive,
+        })
+    }
+
+    pub fn config(&self) -> &PhiAccrualConfig {
+        &self.config
+    }
+
+    /// Number of intervals in the history.
+    pub fn sample_count(&self) -> usize {
+        self.history.len()
+    }
+
+    /// phi after `elapsed` nanoseconds of silence, with the current history.
+    pub fn phi_after(&self, elapsed: Nanos) -> f64 {
+        if self.last.is_none() {
+            return 0.0;
+        }
+        let dt = elapsed.as_nanos_f64();
+        match self.config.distribution {
+            PhiDistribution::Normal => phi_logistic(dt, self.mean, self.std_dev),
+            PhiDistribution::NormalExact => phi_normal_exact(dt, self.mean, self.std_dev),
+            PhiDistribution::Exponential => phi_exponential(dt, self.mean),
+        }
+    }
+
+    /// Refreshes the phi parameters from the history. The normal variants use
+    /// `mean + acceptable_heartbeat_pause` and the std-dev floor; the
+    /// exponential one the plain mean, as Cassandra does.
+    fn refresh(&mut self) {
+        let mean = self.history.mean();
+        match self.config.distribution {
+            PhiDistribution::Exponential => {
+                self.mean = mean;
+                self.std_dev = 0.0;
+            }
+            PhiDistribution::Normal | PhiDistribution::NormalExact => {
+                self.mean = mean + self.config.acceptable_heartbeat_pause.as_nanos_f64();
+                self.std_dev = self
+                    .history
+                    .std_dev()
+                    .max(self.config.min_std_deviation.as_nanos_f64());
+            }
+        }
+        let last = self.last.unwrap_or(Nanos::ZERO);
+        self.failed_at = self
+            .crossing(self.config.threshold)
+            .map(|dt| last + dt);
+        self.suspect_at = self
+            .config
+            .suspect_threshold
+            .and_then(|t| self.crossing(t))
+            .map(|dt| last + dt);
+    }
+
+    /// The smallest elapsed time (integer ns) at which phi reaches `threshold`:
+    /// a closed-form estimate, then corrected against `phi_after` itself so the
+    /// verdict flips exactly where evaluating phi would flip it.
+    fn crossing(&self, threshold: f64) -> Option<Nanos> {
+        let guess = match self.config.distribution {
+            PhiDistribution::Exponential => {
+                threshold * self.mean * std::f64::consts::LN_10
+            }
+            // The exact tail is close to the logistic one: a good first guess.
+            PhiDistribution::Normal | PhiDistribution::NormalExact => {
+                self.mean + logistic_z_for_phi(threshold) * self.std_dev
+            }
+        };
+        let guess = if guess.is_finite() { guess.max(0.0).ceil() as u64 } else { u64::MAX };
+        first_true(guess, |dt| self.phi_after(Nanos(dt)) >= threshold).map(Nanos)
+    }
+
+    fn classify(&self, now: Nanos) -> Verdict {
+        if self.failed_at.is_some_and(|t| now >= t) {
+            Verdict::Failed
+        } else if self.suspect_at.is_some_and(|t| now >= t) {
+            Verdict::Suspect
+        } else {
+            Verdict::Alive
+        }
+    }
+}
+
+/// The z at which the logistic phi equals `phi`: the real root of
+/// `b z^3 + a z - ln(10^phi - 1) = 0` (Cardano; the cubic is increasing, so the
+/// root is unique).
+pub fn logistic_z_for_phi(phi: f64) -> f64 {
+    // ln(10^phi - 1), without overflow for large phi.
+    let c = if phi > 15.0 {
+        phi * std::f64::consts::LN_10
+    } else {
+        (10f64.powf(phi) - 1.0).ln()
+    };
+    let p = LOGISTIC_A / LOGISTIC_B;
+    let q = -c / LOGISTIC_B;
+    let d = (q / 2.0).powi(2) + (p / 3.0).powi(3);
+    let s = d.sqrt();
+    (-q / 2.0 + s).cbrt() + (-q / 2.0 - s).cbrt()
+}
+
+/// The smallest `x` with `pred(x)`, for a predicate that is false then true
+/// along `u64`, searching outward from `guess`; `None` if never true.
+fn first_true(guess: u64, pred: impl Fn(u64) -> bool) -> Option<u64> {
+    // Bracket the switch in (lo, hi] with !pred(lo) (or lo absent) and pred(hi).
+    let (lo, mut hi): (Option<u64>, u64);
+    if pred(guess) {
+        if guess == 0 || !pred(guess - 1) {
+            return Some(guess);
+        }
+        let mut step = 2u64;
+        hi = guess - 1;
+        loop {
+            let probe = hi.saturating_sub(step);
+            if !pred(probe) {
+                lo = Some(probe);
+                break;
+            }
+            if probe == 0 {
+                return Some(0);
+            }
+            hi = probe;
+            step = step.saturating_mul(2);
+        }
+    } else {
+        let mut step = 1u64;
+        let mut below = guess;
+        loop {
+            if below == u64::MAX {
+                return None;
+            }
+            let probe = below.saturating_add(step);
+            if pred(probe) {
+                hi = probe;
+                lo = Some(below);
+                break;
+            }
+            below = probe;
+            step = step.saturating_mul(2);
+        }
+    }
+    let mut lo = lo.unwrap_or(0);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+impl FailureDetector for PhiAccrual {
+    fn handle_heartbeat(&mut self, now: Nanos) {
+        match self.last {
+            None => {
+                // Akka's `firstHeartbeat`: two samples around the estimate.
+                let estimate = self.config.first_heartbeat_estimate.as_nanos();
+                let spread = estimate / 4;
+                self.history.push(estimate - spread);
+                self.history.push(estimate + spread);
+            }
+            Some(last) => {
+                // Only intervals that ended while the peer was available.
+                if now < self.failed_at.unwrap_or(Nanos::MAX) {
+                    self.history.push((now - last).as_nanos());
+                }
+            }
+        }
+        self.last = Some(self.last.map_or(now, |last| last.max(now)));
+        self.refresh();
+        self.verdict = self.classify(now);
+    }
+
+    fn handle_timeout(&mut self, now: Nanos) {
+        self.verdict = self.verdict.max(self.classify(now));
+    }
+
+    fn poll_timeout(&self) -> Option<Nanos> {
+        match self.verdict {
+            Verdict::Alive => self.suspect_at.or(self.failed_at),
+            Verdict::Suspect => self.failed_at,
+            Verdict::Failed => None,
+        }
+    }
+
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// phi at `now`.
+    fn score(&self, now: Nanos) -> f64 {
+        match self.last {
+            Some(last) => self.phi_after(now - last),
+            None => 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_millis(v)
+    }
+
+    #[test]
+    fn akka_logistic_phi_pinned_value() {
+        // Elapsed 1400 ms against mean 1000 ms and std dev 100 ms.
+        let phi = phi_logistic(1400.0, 1000.0, 100.0);
+        assert!((phi - 4.7367).abs() < 1e-3, "{phi}");
+        // Units cancel: the same in nanoseconds.
+        let phi_ns = phi_logistic(1.4e9, 1.0e9, 1.0e8);
+        assert!((phi - phi_ns).abs() < 1e-9);
+    }
+
+    #[test]
+    fn exact_and_exponential_pinned_values() {
+        // Two standard deviations: Q(2) = 0.02275, phi = 1.643.
+        assert!((phi_normal_exact(1200.0, 1000.0, 100.0) - 1.6430).abs() < 1e-3);
+        // Cassandra: dt = mean * ln 10 gives phi = 1.
+        assert!((phi_exponential(1000.0 * std::f64::consts::LN_10, 1000.0) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn first_heartbeat_seeds_750_and_1250() {
+        let mut d = PhiAccrual::new(PhiAccrualConfig::default(), Nanos::ZERO).unwrap();
+        assert_eq!(d.score(ms(10_000)), 0.0, "phi is 0 before any heartbeat");
+        d.handle_heartbeat(ms(0));
+        assert_eq!(d.sample_count(), 2);
+        assert_eq!(d.history.mean(), 1e9);
+        assert_eq!(d.history.std_dev(), 2.5e8);
+    }
+
+    #[test]
+    fn failure_instant_matches_phi_to_the_nanosecond() {
+        let mut d = PhiAccrual::new(PhiAccrualConfig::default(), Nanos::ZERO).unwrap();
+        for t in 0..20 {
+            d.handle_heartbeat(ms(1000 * t));
+        }
+        let at = d.poll_timeout().unwrap();
+        let last = ms(19_000);
+        assert!(d.score(at) >= 8.0);
+        assert!(d.score(at - Nanos(1)) < 8.0);
+        // With 1 s heartbeats, Akka's defaults fail the peer about 4.3 s after
+        // the last one (mean 1 s + pause 3 s + ~2.6 sigma of 100 ms).
+        let after = (at - last).as_secs_f64();
+        assert!((4.2..4.5).contains(&after), "{after}");
+        d.handle_timeout(at);
+        assert_eq!(d.verdict(), Verdict::Failed);
+    }
+
+    #[test]
+    fn interval_after_unavailability_is_not_recorded() {
+        let mut d = PhiAccrual::new(PhiAccrualConfig::default(), Nanos::ZERO).unwrap();
+        d.handle_heartbeat(ms(0));
+        d.handle_heartbeat(ms(1000));
+        assert_eq!(d.sample_count(), 3);
+        // 60 s of silence: phi is far above 8 when the next heartbeat arrives.
+        d.handle_heartbeat(ms(61_000));
+        assert_eq!(d.sample_count(), 3, "the 60 s gap must not enter the history");
+        assert_eq!(d.verdict(), Verdict::Alive);
+        d.handle_heartbeat(ms(62_000));
+        assert_eq!(d.sample_count(), 4);
+    }
+
+    #[test]
+    fn suspect_threshold_comes_first() {
+        let config = PhiAccrualConfig {
+            suspect_threshold: Some(3.0),
+            ..Default::default()
+        };
+        let mut d = PhiAccrual::new(config, Nanos::ZERO).unwrap();
+        d.handle_heartbeat(ms(0));
+        let suspect = d.poll_timeout().unwrap();
+        d.handle_timeout(suspect);
+        assert_eq!(d.verdict(), Verdict::Suspect);
+        let failed = d.poll_timeout().unwrap();
+        assert!(failed > suspect);
+        d.handle_timeout(failed);
+        assert_eq!(d.verdict(), Verdict::Failed);
+        assert_eq!(d.poll_timeout(), None);
+    }
+
+    #[test]
+    fn crossings_exact_for_every_distribution() {
+        for distribution in [
+            PhiDistribution::Normal,
+            PhiDistribution::NormalExact,
+            PhiDistribution::Exponential,
+        ] {
+            let config = PhiAccrualConfig {
+                distribution,
+                ..Default::default()
+            };
+            let mut d = PhiAccrual::new(config, Nanos::ZERO).unwrap();
+            for t in [0, 900, 2000, 2950, 4100] {
+                d.handle_heartbeat(ms(t));
+            }
+            let at = d.poll_timeout().unwrap();
+            assert!(d.score(at) >= 8.0, "{distribution:?}");
+            assert!(d.score(at - Nanos(1)) < 8.0, "{distribution:?}");
+        }
+    }
+
+    #[test]
+    fn z_for_phi_inverts_the_logistic() {
+        for phi in [0.1, 0.5, 1.0, 3.0, 8.0, 16.0, 40.0] {
+            let z = logistic_z_for_phi(phi);
+            let back = phi_logistic(z, 0.0, 1.0);
+            assert!((back - phi).abs() < 1e-6 * phi.max(1.0), "{phi} -> {z} -> {back}");
+        }
+    }
+
+    #[test]
+    fn first_true_finds_the_switch() {
+        for switch in [0u64, 1, 2, 17, 1000, 1 << 40] {
+            for guess in [0u64, 1, 5, 999, 1001, 1 << 41] {
+                assert_eq!(first_true(guess, |x| x >= switch), Some(switch));
+            }
+        }
+        assert_eq!(first_true(3, |_| false), None);
+    }
+
+    proptest! {
+        /// phi never decreases as the silence since the last heartbeat grows.
+        #[test]
+        fn phi_is_non_decreasing_in_elapsed_time(
+            intervals in proptest::collection::vec(1u64..5_000, 1..50),
+            distribution in prop_oneof![
+                Just(PhiDistribution::Normal),
+                Just(PhiDistribution::NormalExact),
+                Just(PhiDistribution::Exponential),
+            ],
+            steps in proptest::collection::vec(0u64..200_000_000, 1..100),
+        ) {
+            let config = PhiAccrualConfig { distribution, ..Default::default() };
+            let mut d = PhiAccrual::new(config, Nanos::ZERO).unwrap();
+            let mut now = Nanos::ZERO;
+            d.handle_heartbeat(now);
+            for i in intervals {
+                now = now + ms(i);
+                d.handle_heartbeat(now);
+            }
+            let mut previous = d.score(now);
+            let mut t = now;
+            for step in steps {
+                t = t + Nanos(step);
+                let phi = d.score(t);
+                prop_assert!(phi >= previous, "phi fell from {} to {} at {:?}", previous, phi, t);
+                previous = phi;
+            }
+        }
+    }
+}

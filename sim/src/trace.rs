@@ -1,0 +1,152 @@
+//! Replaying a recorded event list through one detector: the host behind
+//! `fdlab trace`, for heartbeat arrivals recorded in a production system.
+//!
+//! Events are applied in order (equal times keep their file order). Before each
+//! event the detector's due timers are fired, at their own instants, so a verdict
+//! reached between two recorded events is in place when the next one is applied:
+//! the same contract the simulator follows. Probe outcomes are taken as recorded;
+//! the detector's own probing is never started, since nobody would answer it.
+
+use fdlab_protocol::{FailureDetector, Frame, Nanos, ProbeOutcome, Verdict};
+
+/// What happened at one row of a recorded trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceEventKind {
+    /// A heartbeat arrived (a stream-heartbeat frame for data-stream detectors).
+    Heartbeat,
+    /// Asks for the detector's value and verdict at this instant.
+    Query,
+    /// A data frame arrived.
+    Data,
+    /// A backpressure frame arrived.
+    Backpressure,
+    /// A maintenance frame announcing a pause of this length arrived.
+    Maintenance { pause: Nanos },
+    /// A probe was answered after this round-trip time.
+    ProbeOk { rtt: Nanos },
+    /// A probe was not answered in time.
+    ProbeFailed,
+}
+
+impl TraceEventKind {
+    /// The `event` column's spelling.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TraceEventKind::Heartbeat => "heartbeat",
+            TraceEventKind::Query => "query",
+            TraceEventKind::Data => "data",
+            TraceEventKind::Backpressure => "backpressure",
+            TraceEventKind::Maintenance { .. } => "maintenance",
+            TraceEventKind::ProbeOk { .. } => "probe_ok",
+            TraceEventKind::ProbeFailed => "probe_failed",
+        }
+    }
+}
+
+/// One row of a recorded trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    pub time: Nanos,
+    pub kind: TraceEventKind,
+}
+
+/// The answer to one `query` row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueryRow {
+    pub time: Nanos,
+    /// phi, health score, or timeout in milliseconds, by detector kind.
+    pub value: f64,
+    pub verdict: Verdict,
+}
+
+/// The instant monitoring starts for a trace: its first event (recorded traces
+/// often carry epoch timestamps, so zero would be meaningless).
+pub fn monitoring_start(events: &[TraceEvent]) -> Nanos {
+    events.first().map_or(Nanos::ZERO, |e| e.time)
+}
+
+/// Fires every timer of `detector` due at or before `now`, each at its own instant.
+pub fn fire_due_timers(detector: &mut impl FailureDetector, now: Nanos) {
+    while let Some(due) = detector.poll_timeout() {
+        if due > now {
+            break;
+        }
+        let before = (detector.verdict(), due);
+        detector.handle_timeout(due);
+        // A detector that re-arms the same instant without changing would loop
+        // forever; the contract says it must not, but a host must not hang.
+        if detector.poll_timeout() == Some(due) && detector.verdict() == before.0 {
+            break;
+        }
+    }
+}
+
+/// Applies one recorded event.
+pub fn apply(detector: &mut impl FailureDetector, event: TraceEvent) {
+    let now = event.time;
+    match event.kind {
+        TraceEventKind::Heartbeat => detector.handle_heartbeat(now),
+        TraceEventKind::Query => {}
+        TraceEventKind::Data => detector.handle_frame(now, Frame::Data),
+        TraceEventKind::Backpressure => detector.handle_frame(now, Frame::Backpressure),
+        TraceEventKind::Maintenance { pause } => {
+            detector.handle_frame(now, Frame::Maintenance { pause })
+        }
+        TraceEventKind::ProbeOk { rtt } => {
+            detector.handle_probe_outcome(now, ProbeOutcome::Answered { rtt })
+        }
+        TraceEventKind::ProbeFailed => detector.handle_probe_outcome(now, ProbeOutcome::Missed),
+    }
+}
+
+/// Replays `events` (times non-decreasing) through `detector`, calling
+/// `on_query` for every `query` row.
+pub fn replay(
+    detector: &mut impl FailureDetector,
+    events: &[TraceEvent],
+    mut on_query: impl FnMut(QueryRow),
+) {
+    for &event in events {
+        fire_due_timers(detector, event.time);
+        if event.kind == TraceEventKind::Query {
+            on_query(QueryRow {
+                time: event.time,
+                value: detector.score(event.time),
+                verdict: detector.verdict(),
+            });
+        } else {
+            apply(detector, event);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdlab_protocol::fixed::{FixedTimeout, FixedTimeoutConfig};
+
+    fn at(ms: u64, kind: TraceEventKind) -> TraceEvent {
+        TraceEvent {
+            time: Nanos::from_millis(ms),
+            kind,
+        }
+    }
+
+    #[test]
+    fn queries_see_verdicts_reached_between_events() {
+        use TraceEventKind::*;
+        let events = [
+            at(0, Heartbeat),
+            at(1000, Heartbeat),
+            at(3000, Query),
+            at(5000, Query),
+            at(5500, Heartbeat),
+            at(5500, Query),
+        ];
+        let mut d = FixedTimeout::new(FixedTimeoutConfig::default(), monitoring_start(&events))
+            .unwrap();
+        let mut rows = Vec::new();
+        replay(&mut d, &events, |row| rows.push(row.verdict));
+        assert_eq!(rows, [Verdict::Alive, Verdict::Failed, Verdict::Alive]);
+    }
+}
