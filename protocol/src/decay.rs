@@ -415,3 +415,320 @@ impl FailureDetector for DataflowDecay {
         self.run_steps(self.score, self.verdict, steps).0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_millis(v)
+    }
+
+    /// The definition, executed literally: a timer every `tick`, and every input
+    /// handled after the ticks at or before its instant. The event-driven
+    /// detector must produce exactly its verdicts and scores.
+    struct Ticked {
+        c: DataflowDecayConfig,
+        next_tick: Nanos,
+        score: f64,
+        verdict: Verdict,
+        est: f64,
+        expected_next: Nanos,
+        last_frame: Nanos,
+        no_decay_until: Nanos,
+        skip_next: bool,
+        onset: Nanos,
+        missed: u64,
+    }
+
+    impl Ticked {
+        fn new(c: DataflowDecayConfig, start: Nanos) -> Ticked {
+            let est = c.initial_interval.as_nanos_f64();
+            let mut t = Ticked {
+                next_tick: start + c.tick,
+                score: 1.0,
+                verdict: Verdict::Alive,
+                est,
+                expected_next: start,
+                last_frame: start,
+                no_decay_until: Nanos::ZERO,
+                skip_next: false,
+                onset: start,
+                missed: 0,
+                c,
+            };
+            t.expect_from(start);
+            t
+        }
+
+        fn expect_from(&mut self, now: Nanos) {
+            self.expected_next = now + Nanos::from_nanos_f64(self.est * self.c.margin);
+            self.missed = 0;
+            self.recompute_onset();
+        }
+
+        fn recompute_onset(&mut self) {
+            let grace = match self.c.grace {
+                Grace::None => Nanos::ZERO,
+                Grace::OneInterval => Nanos::from_nanos_f64(self.est),
+            };
+            let onset = (self.expected_next + grace).max(self.no_decay_until);
+            if onset != self.onset {
+                self.onset = onset;
+                self.missed = 0;
+            }
+        }
+
+        fn step(&mut self) {
+            self.score *= self.c.decay;
+            if self.score < self.c.fail_below {
+                self.verdict = Verdict::Failed;
+            } else if self.verdict == Verdict::Alive && self.score < self.c.suspect_below {
+                self.verdict = Verdict::Suspect;
+            }
+        }
+
+        /// Runs every tick at or before `now`, logging verdict changes.
+        fn tick_until(&mut self, now: Nanos, log: &mut Vec<(Nanos, Verdict)>) {
+            while self.next_tick <= now {
+                let t = self.next_tick;
+                if self.verdict != Verdict::Failed && t > self.onset {
+                    let before = self.verdict;
+                    match self.c.decay_per {
+                        DecayPer::Tick => self.step(),
+                        DecayPer::MissedFrame => {
+                            let period = (self.est.round() as u64).max(1);
+                            let m = (t - self.onset).as_nanos().div_ceil(period);
+                            for _ in self.missed..m {
+                                if self.verdict != Verdict::Failed {
+                                    self.step();
+                                }
+                            }
+                            self.missed = self.missed.max(m);
+                        }
+                    }
+                    if self.verdict != before {
+                        log.push((t, self.verdict));
+                    }
+                }
+                self.next_tick = self.next_tick + self.c.tick;
+            }
+        }
+
+        fn frame(&mut self, now: Nanos, frame: Frame) {
+            match frame {
+                Frame::Data | Frame::StreamHeartbeat => {
+                    if self.skip_next {
+                        self.skip_next = false;
+                    } else {
+                        let interval = (now - self.last_frame).max(MIN_INTERVAL).as_nanos_f64();
+                        self.est = (1.0 - self.c.ewma_alpha) * self.est
+                            + self.c.ewma_alpha * interval;
+                    }
+                    self.score = (self.score + self.c.recovery).min(1.0);
+                    self.verdict = Verdict::Alive;
+                    self.last_frame = now;
+                    self.expect_from(now);
+                }
+                Frame::Backpressure => {
+                    self.score = self.score.max(self.c.backpressure_floor);
+                    self.last_frame = now;
+                    self.expect_from(now);
+                }
+                Frame::Maintenance { pause } => {
+                    self.no_decay_until = self.no_decay_until.max(now + pause);
+                    self.skip_next = true;
+                    self.last_frame = now;
+                    self.recompute_onset();
+                }
+            }
+        }
+    }
+
+    /// Drives the event-driven detector as a host does: timers at their
+    /// `poll_timeout` instants, then the input.
+    fn drive(d: &mut DataflowDecay, now: Nanos, log: &mut Vec<(Nanos, Verdict)>) {
+        while let Some(due) = d.poll_timeout() {
+            if due > now {
+                break;
+            }
+            let before = d.verdict();
+            d.handle_timeout(due);
+            assert_ne!(d.verdict(), before, "a timer at {due:?} changed nothing");
+            log.push((due, d.verdict()));
+        }
+    }
+
+    fn frame_strategy() -> impl Strategy<Value = (u64, Frame)> {
+        let gap = prop_oneof![
+            6 => 0u64..30_000_000,
+            2 => 30_000_000u64..300_000_000,
+            1 => 300_000_000u64..3_000_000_000,
+        ];
+        let frame = prop_oneof![
+            10 => Just(Frame::Data),
+            3 => Just(Frame::StreamHeartbeat),
+            2 => Just(Frame::Backpressure),
+            1 => (0u64..800).prop_map(|p| Frame::Maintenance { pause: ms(p) }),
+        ];
+        (gap, frame)
+    }
+
+    fn config_strategy() -> impl Strategy<Value = DataflowDecayConfig> {
+        (
+            prop_oneof![Just(1_000_000u64), Just(250_000), Just(3_000_000), Just(1_700_000)],
+            0.5f64..0.99,
+            (0.05f64..0.4, 0.0f64..0.5),
+            prop_oneof![Just(Grace::None), Just(Grace::OneInterval)],
+            prop_oneof![Just(DecayPer::Tick), Just(DecayPer::MissedFrame)],
+            (1.0f64..2.0, 0.0f64..0.5, 0.3f64..1.0, 1u64..50),
+        )
+            .prop_map(
+                |(tick, decay, (fail, gap), grace, decay_per, (margin, recovery, floor, init))| {
+                    DataflowDecayConfig {
+                        tick: Nanos(tick),
+                        decay,
+                        fail_below: fail,
+                        suspect_below: (fail + gap).min(1.0),
+                        grace,
+                        decay_per,
+                        margin,
+                        recovery,
+                        backpressure_floor: floor,
+                        initial_interval: ms(init),
+                        ..Default::default()
+                    }
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// The event-driven detector gives the same verdict changes, at the same
+        /// instants, and the same scores as the detector ticked every tick.
+        #[test]
+        fn event_driven_decay_equals_ticked_reference(
+            config in config_strategy(),
+            start in 0u64..5_000_000,
+            schedule in proptest::collection::vec(frame_strategy(), 1..120),
+            tail in 0u64..2_000_000_000,
+        ) {
+            let start = Nanos(start);
+            let mut fast = DataflowDecay::new(config.clone(), start).unwrap();
+            let mut slow = Ticked::new(config, start);
+            let (mut fast_log, mut slow_log) = (Vec::new(), Vec::new());
+            let mut now = start;
+            for (gap, frame) in schedule {
+                now = now + Nanos(gap);
+                drive(&mut fast, now, &mut fast_log);
+                slow.tick_until(now, &mut slow_log);
+                prop_assert_eq!(fast.score(now), slow.score, "score before frame at {:?}", now);
+                prop_assert_eq!(fast.verdict(), slow.verdict);
+                fast.handle_frame(now, frame);
+                slow.frame(now, frame);
+                prop_assert_eq!(fast.verdict(), slow.verdict);
+                prop_assert_eq!(fast.score(now), slow.score);
+            }
+            now = now + Nanos(tail);
+            drive(&mut fast, now, &mut fast_log);
+            slow.tick_until(now, &mut slow_log);
+            prop_assert_eq!(&fast_log, &slow_log);
+            prop_assert_eq!(fast.score(now), slow.score);
+        }
+    }
+
+    #[test]
+    fn silence_after_steady_stream_fails_within_a_few_intervals() {
+        let mut d = DataflowDecay::new(DataflowDecayConfig::default(), Nanos::ZERO).unwrap();
+        for t in 1..=100 {
+            d.handle_frame(ms(10 * t), Frame::Data);
+        }
+        // est 10 ms, expected by 1012 ms; 0.9^7 < 0.5 (Suspect on the 7th tick
+        // after), 0.9^16 < 0.2 (Failed on the 16th).
+        assert_eq!(d.expected_next(), ms(1012));
+        assert_eq!(d.poll_timeout(), Some(ms(1019)));
+        d.handle_timeout(ms(1019));
+        assert_eq!(d.verdict(), Verdict::Suspect);
+        assert_eq!(d.poll_timeout(), Some(ms(1028)));
+        d.handle_timeout(ms(1028));
+        assert_eq!(d.verdict(), Verdict::Failed);
+        assert_eq!(d.poll_timeout(), None);
+        let failed_score = d.score(ms(1028));
+        assert!(failed_score < 0.2 && failed_score > 0.18);
+        assert_eq!(d.score(ms(5000)), failed_score, "no decay once Failed");
+        d.handle_frame(ms(6000), Frame::Data);
+        assert_eq!(d.verdict(), Verdict::Alive);
+        assert!((d.score(ms(6000)) - (failed_score + 0.2)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn backpressure_floors_the_score_without_recovery() {
+        let mut d = DataflowDecay::new(DataflowDecayConfig::default(), Nanos::ZERO).unwrap();
+        d.handle_timeout(ms(20));
+        let low = d.score(ms(20));
+        assert!(low < 0.7);
+        d.handle_frame(ms(20), Frame::Backpressure);
+        assert_eq!(d.score(ms(20)), 0.7);
+        d.handle_frame(ms(21), Frame::Backpressure);
+        assert_eq!(d.score(ms(21)), 0.7, "no recovery from backpressure frames");
+    }
+
+    #[test]
+    fn maintenance_pause_suspends_decay() {
+        let mut d = DataflowDecay::new(DataflowDecayConfig::default(), Nanos::ZERO).unwrap();
+        d.handle_frame(ms(5), Frame::Maintenance { pause: ms(30_000) });
+        assert_eq!(d.score(ms(30_005)), 1.0);
+        // Decay resumes on the first tick after the pause.
+        assert_eq!(d.score(ms(30_006)), 0.9);
+        assert_eq!(d.poll_timeout(), Some(ms(30_005 + 7)));
+    }
+
+    #[test]
+    fn grace_delays_decay_by_one_interval() {
+        let config = DataflowDecayConfig {
+            grace: Grace::OneInterval,
+            ..Default::default()
+        };
+        let mut d = DataflowDecay::new(config, Nanos::ZERO).unwrap();
+        // Expected by 12 ms, grace until 22 ms: first decay tick 23 ms.
+        assert_eq!(d.score(ms(22)), 1.0);
+        assert_eq!(d.score(ms(23)), 0.9);
+        d.handle_timeout(ms(23));
+        assert_eq!(d.poll_timeout(), Some(ms(29)));
+    }
+
+    #[test]
+    fn missed_frame_mode_decays_once_per_expected_frame() {
+        let config = DataflowDecayConfig {
+            decay_per: DecayPer::MissedFrame,
+            ..Default::default()
+        };
+        let d = DataflowDecay::new(config, Nanos::ZERO).unwrap();
+        // Frames expected at 12, 22, 32 ms...: one step at the tick after each.
+        assert_eq!(d.score(ms(12)), 1.0);
+        assert_eq!(d.score(ms(13)), 0.9);
+        assert_eq!(d.score(ms(22)), 0.9);
+        assert_eq!(d.score(ms(23)), 0.9 * 0.9);
+        // 7 missed frames to Suspect: the 7th is due at 72 ms, seen at 73 ms.
+        assert_eq!(d.poll_timeout(), Some(ms(73)));
+    }
+
+    #[test]
+    fn rejects_out_of_range_keys() {
+        let bad = DataflowDecayConfig {
+            decay: 1.0,
+            ..Default::default()
+        };
+        assert_eq!(DataflowDecay::new(bad, Nanos::ZERO).unwrap_err().key, "decay");
+        let bad = DataflowDecayConfig {
+            suspect_below: 0.1,
+            ..Default::default()
+        };
+        assert_eq!(
+            DataflowDecay::new(bad, Nanos::ZERO).unwrap_err().key,
+            "suspect_below"
+        );
+    }
+}

@@ -1,0 +1,609 @@
+//! Detector specifications: one `[[detectors]]` table of a scenario, or the
+//! `KEY=VALUE,...` argument of `fdlab trace --detector`, turned into a validated
+//! [`DetectorConfig`].
+//!
+//! Both forms go through [`detector_from_table`], so a key means the same thing,
+//! has the same default and is checked the same way wherever it is written. The
+//! typed per-kind structs of `fdlab-protocol` do the real work: they reject
+//! unknown keys and bad values; this module's job is to say *which* key was wrong
+//! (a user fixing a scenario needs the key, not serde's view of the type), and to
+//! handle the parts serde cannot: the `kind` tag and the nested tables of
+//! `two-stage`.
+
+use std::fmt;
+
+use fdlab_protocol::decay::DataflowDecayConfig;
+use fdlab_protocol::fixed::FixedTimeoutConfig;
+use fdlab_protocol::phi::PhiAccrualConfig;
+use fdlab_protocol::probe::AdaptiveProbeConfig;
+use fdlab_protocol::two_stage::TwoStageConfig;
+use fdlab_protocol::{ConfigError, DetectorConfig, KINDS};
+use serde::de::DeserializeOwned;
+use toml::{Table, Value};
+
+/// One detector as a user wrote it: its configuration and optional name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DetectorSpec {
+    /// The `name` key; scenarios require it to be unique, `fdlab trace` ignores it.
+    pub name: Option<String>,
+    /// The `kind` and every other key, validated.
+    pub config: DetectorConfig,
+}
+
+/// A detector key that is missing, unknown or has a bad value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// The key, dotted for nested tables (`fast.decay`); for a malformed
+    /// `--detector` item with no usable key, the item itself.
+    pub key: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl SpecError {
+    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> SpecError {
+        SpecError {
+            key: key.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.key, self.problem)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+impl From<ConfigError> for SpecError {
+    /// A `validate` error already names its (dotted) key.
+    fn from(e: ConfigError) -> SpecError {
+        SpecError {
+            key: e.key,
+            problem: e.problem,
+        }
+    }
+}
+
+/// How deep `two-stage` detectors may nest inside each other. Nesting is legal
+/// (a stage is any detector), but a limit keeps a hostile or mistaken input from
+/// exhausting the stack through recursion.
+pub const MAX_NESTING: usize = 4;
+
+/// Builds and validates one detector from the table of a scenario's
+/// `[[detectors]]` entry: `kind` (required), `name` (optional), and the keys of
+/// that kind. For `kind = "two-stage"` those are the tables `fast` and `confirm`,
+/// each a detector of its own (without a `name`).
+pub fn detector_from_table(table: &Table) -> Result<DetectorSpec, SpecError> {
+    let name = match table.get("name") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(SpecError::new(
+                "name",
+                format!("must be a string, got {}", describe_value(other)),
+            ))
+        }
+    };
+    let mut keys = table.clone();
+    keys.remove("name");
+    let config = config_from_table(keys, "", 0)?;
+    config.validate()?;
+    Ok(DetectorSpec { name, config })
+}
+
+/// `prefix` + `key`, dotted when nested.
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// A short description of a value's type and content for error messages.
+fn describe_value(value: &Value) -> String {
+    match value {
+        Value::Table(_) => "a table".to_string(),
+        Value::Array(_) => "an array".to_string(),
+        other => format!("`{other}`"),
+    }
+}
+
+/// The configuration (not yet validated) of one detector table whose `name`, if
+/// any, has been taken out. `prefix` is the dotted path of the table (empty at
+/// the top), used to name keys in errors.
+fn config_from_table(
+    mut table: Table,
+    prefix: &str,
+    depth: usize,
+) -> Result<DetectorConfig, SpecError> {
+    let kind_key = join(prefix, "kind");
+    let kinds = KINDS.join(", ");
+    let kind = match table.remove("kind") {
+        None => {
+            return Err(SpecError::new(
+                kind_key,
+                format!("missing; every detector needs a kind, one of {kinds}"),
+            ))
+        }
+        Some(Value::String(kind)) => kind,
+        Some(other) => {
+            return Err(SpecError::new(
+                kind_key,
+                format!(
+                    "must be a string, one of {kinds}; got {}",
+                    describe_value(&other)
+                ),
+            ))
+        }
+    };
+    match kind.as_str() {
+        "fixed-timeout" => deserialize_kind::<FixedTimeoutConfig>(&kind, table, prefix)
+            .map(DetectorConfig::FixedTimeout),
+        "phi-accrual" => deserialize_kind::<PhiAccrualConfig>(&kind, table, prefix)
+            .map(DetectorConfig::PhiAccrual),
+        "adaptive-probe" => deserialize_kind::<AdaptiveProbeConfig>(&kind, table, prefix)
+            .map(DetectorConfig::AdaptiveProbe),
+        "dataflow-decay" => deserialize_kind::<DataflowDecayConfig>(&kind, table, prefix)
+            .map(DetectorConfig::DataflowDecay),
+        "two-stage" => two_stage_from_table(table, prefix, depth).map(DetectorConfig::TwoStage),
+        _ => Err(SpecError::new(
+            kind_key,
+            format!("unknown kind `{kind}`; expected one of {kinds}"),
+        )),
+    }
+}
+
+/// The `fast` and `confirm` tables of a two-stage detector. Serde cannot do this
+/// part: each stage is tagged by its own `kind`, and errors inside a stage must
+/// carry the stage's prefix.
+fn two_stage_from_table(
+    mut table: Table,
+    prefix: &str,
+    depth: usize,
+) -> Result<TwoStageConfig, SpecError> {
+    if depth >= MAX_NESTING {
+        return Err(SpecError::new(
+            join(prefix, "kind"),
+            format!("two-stage detectors may nest at most {MAX_NESTING} deep"),
+        ));
+    }
+    if let Some(key) = table
+        .keys()
+        .find(|k| k.as_str() != "fast" && k.as_str() != "confirm")
+    {
+        return Err(SpecError::new(
+            join(prefix, key),
+            "unknown key for kind `two-stage`; expected `fast` and `confirm` (each a detector table)",
+        ));
+    }
+    let mut stage = |stage: &str| -> Result<Box<DetectorConfig>, SpecError> {
+        let key = join(prefix, stage);
+        match table.remove(stage) {
+            None => Err(SpecError::new(
+                key,
+                "missing; a two-stage detector needs a `fast` and a `confirm` detector table",
+            )),
+            Some(Value::Table(inner)) => config_from_table(inner, &key, depth + 1).map(Box::new),
+            Some(other) => Err(SpecError::new(
+                key,
+                format!(
+                    "must be a detector table with its own `kind`, got {}",
+                    describe_value(&other)
+                ),
+            )),
+        }
+    };
+    let fast = stage("fast")?;
+    let confirm = stage("confirm")?;
+    Ok(TwoStageConfig { fast, confirm })
+}
+
+/// Deserializes a kind's config struct from its keys (all but `kind`/`name`).
+///
+/// Serde's "invalid value" errors do not say which key held the value, so on
+/// failure the keys are tried one at a time (every field has a default, so a
+/// one-key table is a complete input) and the first one that fails alone is
+/// the culprit. This costs nothing on the success path and keeps the crate free
+/// of a path-tracking dependency.
+fn deserialize_kind<T: DeserializeOwned>(
+    kind: &str,
+    table: Table,
+    prefix: &str,
+) -> Result<T, SpecError> {
+    let whole_error = match T::deserialize(Value::Table(table.clone())) {
+        Ok(config) => return Ok(config),
+        Err(e) => e,
+    };
+    for (key, value) in &table {
+        let mut alone = Table::new();
+        alone.insert(key.clone(), value.clone());
+        if let Err(e) = T::deserialize(Value::Table(alone)) {
+            return Err(SpecError::new(
+                join(prefix, key),
+                rephrase(kind, e.message()),
+            ));
+        }
+    }
+    // Each key is fine alone but not together: no current struct can do this,
+    // but the error must still point somewhere useful.
+    Err(SpecError::new(
+        join(prefix, "kind"),
+        format!(
+            "the keys of kind `{kind}` do not fit together: {}",
+            whole_error.message()
+        ),
+    ))
+}
+
+/// Turns serde's "unknown field `x`, expected one of ..." into the vocabulary of
+/// the spec (keys, kinds); other messages (bad durations, unknown variants) are
+/// already readable and pass through.
+fn rephrase(kind: &str, message: &str) -> String {
+    let message = message.trim();
+    if message.starts_with("unknown field `") {
+        if let Some((_, expected)) = message.split_once(", expected ") {
+            return format!("unknown key for kind `{kind}`; expected {expected}");
+        }
+        if message.ends_with("there are no fields") {
+            return format!("unknown key; kind `{kind}` takes no keys");
+        }
+        return format!("unknown key for kind `{kind}`");
+    }
+    message.to_string()
+}
+
+/// Parses the `--detector` argument of `fdlab trace`:
+/// `kind=phi-accrual,threshold=8,acceptable_heartbeat_pause=0s`.
+///
+/// Items are separated by `,`; a dotted key (`fast.kind=dataflow-decay`) sets a
+/// key of a nested table, for two-stage detectors. A value that reads as a TOML
+/// integer, float or boolean is one (`threshold=8`); a quoted value is a TOML
+/// string; anything else is taken as a string, so durations and names need no
+/// shell-hostile quotes (`timeout=3s`). `name` is always a string.
+pub fn parse_detector_arg(arg: &str) -> Result<DetectorSpec, SpecError> {
+    let mut root = Table::new();
+    for item in arg.split(',') {
+        let item = item.trim();
+        if item.is_empty() {
+            return Err(SpecError::new(
+                arg,
+                "has an empty item (two commas in a row, or a comma at an end); expected KEY=VALUE,...",
+            ));
+        }
+        let Some((key, text)) = item.split_once('=') else {
+            return Err(SpecError::new(item, "is not of the form KEY=VALUE"));
+        };
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(SpecError::new(item, "has an empty key; expected KEY=VALUE"));
+        }
+        let value = parse_arg_value(key, text.trim())?;
+        insert_dotted(&mut root, key, value)?;
+    }
+    detector_from_table(&root)
+}
+
+/// The value of one `--detector` item (see [`parse_detector_arg`]).
+fn parse_arg_value(key: &str, text: &str) -> Result<Value, SpecError> {
+    let quoted = text.starts_with('"') || text.starts_with('\'');
+    match text.parse::<Value>() {
+        Ok(value @ Value::String(_)) => Ok(value),
+        Ok(value @ (Value::Integer(_) | Value::Float(_) | Value::Boolean(_))) if key != "name" => {
+            Ok(value)
+        }
+        // A lone quote is a typo far more often than part of a name.
+        _ if quoted => Err(SpecError::new(
+            key,
+            format!("`{text}` starts with a quote but is not a complete quoted string"),
+        )),
+        _ => Ok(Value::String(text.to_string())),
+    }
+}
+
+/// Sets `dotted_key` (`fast.decay`) in `root`, creating the nested tables.
+fn insert_dotted(root: &mut Table, dotted_key: &str, value: Value) -> Result<(), SpecError> {
+    let parts: Vec<&str> = dotted_key.split('.').map(str::trim).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(SpecError::new(
+            dotted_key,
+            "has an empty part; nested keys look like `fast.kind`",
+        ));
+    }
+    let (last, parents) = match parts.split_last() {
+        Some(split) => split,
+        None => return Err(SpecError::new(dotted_key, "is empty")),
+    };
+    let mut table = root;
+    for (i, part) in parents.iter().enumerate() {
+        let slot = table
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Table(Table::new()));
+        table = match slot {
+            Value::Table(inner) => inner,
+            _ => {
+                return Err(SpecError::new(
+                    parts[..=i].join("."),
+                    "is given both a value and nested keys",
+                ))
+            }
+        };
+    }
+    let full = parts.join(".");
+    match table.get(*last) {
+        Some(Value::Table(_)) => Err(SpecError::new(
+            full,
+            "is given both a value and nested keys",
+        )),
+        Some(_) => Err(SpecError::new(full, "is given twice")),
+        None => {
+            table.insert(last.to_string(), value);
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdlab_protocol::decay::Grace;
+    use fdlab_protocol::phi::PhiDistribution;
+    use fdlab_protocol::Nanos;
+
+    fn table(text: &str) -> Table {
+        toml::from_str(text).expect("test TOML parses")
+    }
+
+    fn err_of(arg: &str) -> SpecError {
+        match parse_detector_arg(arg) {
+            Ok(spec) => panic!("`{arg}` parsed as {spec:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn only_kind_gives_the_defaults() {
+        let spec = parse_detector_arg("kind=phi-accrual").unwrap();
+        assert_eq!(spec.name, None);
+        assert_eq!(
+            spec.config,
+            DetectorConfig::PhiAccrual(PhiAccrualConfig::default())
+        );
+        let spec = detector_from_table(&table("kind = 'fixed-timeout'")).unwrap();
+        assert_eq!(
+            spec.config,
+            DetectorConfig::FixedTimeout(FixedTimeoutConfig::default())
+        );
+    }
+
+    #[test]
+    fn every_kind_parses() {
+        for kind in KINDS {
+            let arg = if kind == "two-stage" {
+                "kind=two-stage,fast.kind=dataflow-decay,confirm.kind=phi-accrual".to_string()
+            } else {
+                format!("kind={kind}")
+            };
+            let spec = parse_detector_arg(&arg).unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_eq!(spec.config.kind(), kind);
+        }
+    }
+
+    #[test]
+    fn values_are_typed_and_named() {
+        let spec = parse_detector_arg(
+            "kind=phi-accrual, threshold=10.5,acceptable_heartbeat_pause=0s,\
+             distribution=normal-exact,max_sample_size=200,name=\"edge a\"",
+        )
+        .unwrap();
+        assert_eq!(spec.name.as_deref(), Some("edge a"));
+        let DetectorConfig::PhiAccrual(c) = spec.config else {
+            panic!("wrong kind")
+        };
+        assert_eq!(c.threshold, 10.5);
+        assert_eq!(c.acceptable_heartbeat_pause, Nanos::ZERO);
+        assert_eq!(c.distribution, PhiDistribution::NormalExact);
+        assert_eq!(c.max_sample_size, 200);
+
+        let spec = parse_detector_arg("kind=fixed-timeout,name=42,timeout=1.5s").unwrap();
+        assert_eq!(spec.name.as_deref(), Some("42"));
+        let DetectorConfig::FixedTimeout(c) = spec.config else {
+            panic!("wrong kind")
+        };
+        assert_eq!(c.timeout, Nanos::from_millis(1500));
+
+        let spec = detector_from_table(&table(
+            "kind = 'dataflow-decay'\nname = 'd'\ngrace = 'one-interval'\ndecay = 0.8",
+        ))
+        .unwrap();
+        assert_eq!(spec.name.as_deref(), Some("d"));
+        let DetectorConfig::DataflowDecay(c) = spec.config else {
+            panic!("wrong kind")
+        };
+        assert_eq!(c.grace, Grace::OneInterval);
+        assert_eq!(c.decay, 0.8);
+    }
+
+    #[test]
+    fn unknown_kind_lists_the_kinds() {
+        let e = err_of("kind=phi");
+        assert_eq!(e.key, "kind");
+        assert!(e.problem.contains("unknown kind `phi`"), "{e}");
+        for kind in KINDS {
+            assert!(e.problem.contains(kind), "{e}");
+        }
+    }
+
+    #[test]
+    fn missing_or_mistyped_kind() {
+        let e = err_of("threshold=8");
+        assert_eq!(e.key, "kind");
+        assert!(e.problem.contains("missing"), "{e}");
+        let e = err_of("kind=true");
+        assert_eq!(e.key, "kind");
+        assert!(e.problem.contains("must be a string"), "{e}");
+        let e = detector_from_table(&table("kind = 'fixed-timeout'\nname = 3")).unwrap_err();
+        assert_eq!(e.key, "name");
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = err_of("kind=phi-accrual,threshhold=8");
+        assert_eq!(e.key, "threshhold");
+        assert!(e.problem.contains("unknown key"), "{e}");
+        assert!(e.problem.contains("`threshold`"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!("`threshhold`: {}", e.problem),
+            "Display is `key`: problem"
+        );
+    }
+
+    #[test]
+    fn bad_duration_names_the_key() {
+        // Several keys, the bad one not first, so the key is found, not guessed.
+        let e = err_of("kind=fixed-timeout,interval=1s,timeout=3 parsecs,check_interval=0");
+        assert_eq!(e.key, "timeout");
+        assert!(e.problem.contains("unknown unit"), "{e}");
+        let e = err_of("kind=fixed-timeout,timeout=3");
+        assert_eq!(e.key, "timeout");
+        assert!(e.problem.contains("no unit"), "{e}");
+        let e = detector_from_table(&table("kind = 'phi-accrual'\ndistribution = 'gauss'"))
+            .unwrap_err();
+        assert_eq!(e.key, "distribution");
+        assert!(e.problem.contains("gauss"), "{e}");
+    }
+
+    #[test]
+    fn negative_duration_is_rejected() {
+        let e = err_of("kind=fixed-timeout,timeout=-1s");
+        assert_eq!(e.key, "timeout");
+        assert!(e.problem.contains("negative"), "{e}");
+        let e = err_of("kind=adaptive-probe,missed_probes_limit=-1");
+        assert_eq!(e.key, "missed_probes_limit");
+    }
+
+    #[test]
+    fn out_of_range_value_is_caught_by_validate() {
+        let e = err_of("kind=phi-accrual,threshold=-2");
+        assert_eq!(e.key, "threshold");
+        assert!(e.problem.contains("positive"), "{e}");
+        let e = err_of("kind=fixed-timeout,timeout=0s");
+        assert_eq!(e.key, "timeout");
+    }
+
+    #[test]
+    fn two_stage_nests_and_prefixes_errors() {
+        let spec = parse_detector_arg(
+            "kind=two-stage,name=combo,fast.kind=dataflow-decay,fast.decay=0.8,\
+             confirm.kind=phi-accrual,confirm.threshold=12",
+        )
+        .unwrap();
+        assert_eq!(spec.name.as_deref(), Some("combo"));
+        let DetectorConfig::TwoStage(c) = spec.config else {
+            panic!("wrong kind")
+        };
+        let DetectorConfig::DataflowDecay(fast) = *c.fast else {
+            panic!("wrong fast kind")
+        };
+        assert_eq!(fast.decay, 0.8);
+        let DetectorConfig::PhiAccrual(confirm) = *c.confirm else {
+            panic!("wrong confirm kind")
+        };
+        assert_eq!(confirm.threshold, 12.0);
+
+        let base = "kind=two-stage,confirm.kind=phi-accrual";
+        let e = err_of(&format!("{base},fast.kind=dataflow-decay,fast.decay=2"));
+        assert_eq!(e.key, "fast.decay", "{e}");
+        let e = err_of(&format!("{base},fast.kind=dataflow-decay,fast.tick=1 fortnight"));
+        assert_eq!(e.key, "fast.tick", "{e}");
+        let e = err_of(&format!("{base},fast.kind=dataflow-decay,fast.bogus=1"));
+        assert_eq!(e.key, "fast.bogus", "{e}");
+        let e = err_of(&format!("{base},fast.kind=nope"));
+        assert_eq!(e.key, "fast.kind", "{e}");
+        let e = err_of(&format!("{base},fast.decay=0.5"));
+        assert_eq!(e.key, "fast.kind", "{e}");
+        assert!(e.problem.contains("missing"), "{e}");
+        let e = err_of(&format!("{base},fast.kind=phi-accrual,fast.name=x"));
+        assert_eq!(e.key, "fast.name", "{e}");
+
+        let e = err_of("kind=two-stage,fast.kind=phi-accrual");
+        assert_eq!(e.key, "confirm");
+        assert!(e.problem.contains("missing"), "{e}");
+        let e = err_of("kind=two-stage,confirm.kind=phi-accrual");
+        assert_eq!(e.key, "fast");
+        let e = err_of(&format!("{base},fast=phi-accrual"));
+        assert_eq!(e.key, "fast");
+        assert!(e.problem.contains("table"), "{e}");
+        let e = err_of(&format!("{base},fast.kind=phi-accrual,threshold=3"));
+        assert_eq!(e.key, "threshold");
+        assert!(e.problem.contains("two-stage"), "{e}");
+
+        let e = detector_from_table(&table(
+            "kind = 'two-stage'\n[fast]\nkind = 'adaptive-probe'\n\
+             [confirm]\nkind = 'adaptive-probe'",
+        ))
+        .unwrap_err();
+        assert_eq!(e.key, "confirm.kind", "validate's nested key: {e}");
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let mut arg = String::from("kind=two-stage");
+        let mut prefix = String::new();
+        for _ in 0..10 {
+            arg.push_str(&format!(",{prefix}confirm.kind=phi-accrual"));
+            prefix.push_str("fast.");
+            arg.push_str(&format!(",{prefix}kind=two-stage"));
+        }
+        let e = err_of(&arg);
+        assert!(e.problem.contains("nest"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_key_is_an_error() {
+        let e = err_of("kind=phi-accrual,threshold=8,threshold=9");
+        assert_eq!(e.key, "threshold");
+        assert!(e.problem.contains("twice"), "{e}");
+        let e = err_of("kind=two-stage,fast.kind=phi-accrual,fast.kind=phi-accrual");
+        assert_eq!(e.key, "fast.kind");
+        let e = err_of("kind=two-stage,fast=x,fast.kind=phi-accrual");
+        assert_eq!(e.key, "fast");
+        let e = err_of("kind=two-stage,fast.kind=phi-accrual,fast=x");
+        assert_eq!(e.key, "fast");
+    }
+
+    #[test]
+    fn malformed_items_are_named() {
+        let e = err_of("kind=phi-accrual,threshold8");
+        assert_eq!(e.key, "threshold8");
+        assert!(e.problem.contains("KEY=VALUE"), "{e}");
+        let e = err_of("kind=phi-accrual,=8");
+        assert_eq!(e.key, "=8");
+        assert!(e.problem.contains("empty key"), "{e}");
+        let e = err_of("kind=phi-accrual,");
+        assert!(e.problem.contains("empty item"), "{e}");
+        let e = err_of("kind=two-stage,fast..kind=x");
+        assert_eq!(e.key, "fast..kind");
+        let e = err_of("kind=phi-accrual,name=\"unfinished");
+        assert_eq!(e.key, "name");
+    }
+
+    #[test]
+    fn dotted_key_on_a_plain_kind_is_an_error() {
+        let e = err_of("kind=phi-accrual,fast.kind=phi-accrual");
+        assert_eq!(e.key, "fast");
+        assert!(e.problem.contains("unknown key"), "{e}");
+        let e = err_of("kind=phi-accrual,threshold.x=1");
+        assert_eq!(e.key, "threshold");
+    }
+
+    #[test]
+    fn config_errors_convert() {
+        let e: SpecError = ConfigError::new("fast.decay", "must be in (0, 1)").into();
+        assert_eq!(e.to_string(), "`fast.decay`: must be in (0, 1)");
+    }
+}

@@ -1,0 +1,231 @@
+//! `fdlab bench`: measured speed, printed (never asserted by timed tests).
+//!
+//! Figures: nanoseconds per input and per query for every detector kind, driven
+//! through the same `Detector` interface hosts use, and the throughput of
+//! `fdlab trace` (parse, replay, write) on a generated one-million-row file.
+//! Each figure is the median of several repetitions. Peak memory is the
+//! process's high-water mark (Linux `VmHWM`).
+
+use std::hint::black_box;
+use std::io;
+use std::time::Instant;
+
+use clap::Args;
+use fdlab_protocol::decay::DataflowDecayConfig;
+use fdlab_protocol::fixed::FixedTimeoutConfig;
+use fdlab_protocol::phi::{PhiAccrualConfig, PhiDistribution};
+use fdlab_protocol::probe::AdaptiveProbeConfig;
+use fdlab_protocol::two_stage::TwoStageConfig;
+use fdlab_protocol::{Detector, DetectorConfig, FailureDetector, Frame, Nanos, ProbeOutcome};
+use fdlab_reports::trace_csv::TraceCsvWriter;
+use fdlab_scenarios::events::parse_events;
+use fdlab_sim::trace::{monitoring_start, replay};
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Fewer repetitions and a smaller trace (for a smoke run, not for figures).
+    #[arg(long)]
+    quick: bool,
+}
+
+/// Repetitions per figure; the median is reported.
+const REPETITIONS: usize = 5;
+/// Inputs per repetition.
+const OPS: u64 = 2_000_000;
+/// Rows of the generated trace.
+const TRACE_ROWS: usize = 1_000_000;
+/// Heartbeat period of the generated inputs.
+const PERIOD: Nanos = Nanos::from_millis(1000);
+
+/// A deterministic spread of +-200 ms around the period (no randomness needed
+/// for a benchmark; a fixed pattern keeps runs comparable).
+fn interval(i: u64) -> Nanos {
+    let spread_ms = (i.wrapping_mul(7919) % 401) as i64 - 200;
+    Nanos((PERIOD.as_nanos() as i64 + spread_ms * 1_000_000) as u64)
+}
+
+/// How a detector kind is fed its liveness input.
+#[derive(Clone, Copy)]
+enum Feed {
+    Heartbeat,
+    Frame,
+    ProbeOutcome,
+}
+
+fn feed(detector: &mut Detector, how: Feed, now: Nanos, i: u64) {
+    match how {
+        Feed::Heartbeat => detector.handle_heartbeat(now),
+        Feed::Frame => detector.handle_frame(now, Frame::Data),
+        Feed::ProbeOutcome => detector.handle_probe_outcome(
+            now,
+            ProbeOutcome::Answered {
+                rtt: Nanos::from_micros(500 + i % 300),
+            },
+        ),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median nanoseconds per call of `op` over `ops` calls.
+fn per_op(reps: usize, ops: u64, mut setup: impl FnMut() -> Box<dyn FnMut(u64)>) -> f64 {
+    let runs = (0..reps)
+        .map(|_| {
+            let mut op = setup();
+            let start = Instant::now();
+            for i in 0..ops {
+                op(i);
+            }
+            start.elapsed().as_nanos() as f64 / ops as f64
+        })
+        .collect();
+    median(runs)
+}
+
+fn kinds() -> Vec<(&'static str, DetectorConfig, Feed)> {
+    let phi = |distribution| {
+        DetectorConfig::PhiAccrual(PhiAccrualConfig {
+            distribution,
+            ..Default::default()
+        })
+    };
+    vec![
+        (
+            "fixed-timeout",
+            DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
+            Feed::Heartbeat,
+        ),
+        ("phi-accrual (normal, 1000 samples)", phi(PhiDistribution::Normal), Feed::Heartbeat),
+        ("phi-accrual (normal-exact)", phi(PhiDistribution::NormalExact), Feed::Heartbeat),
+        ("phi-accrual (exponential)", phi(PhiDistribution::Exponential), Feed::Heartbeat),
+        (
+            "adaptive-probe (recorded outcomes)",
+            DetectorConfig::AdaptiveProbe(AdaptiveProbeConfig::default()),
+            Feed::ProbeOutcome,
+        ),
+        (
+            "dataflow-decay",
+            DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
+            Feed::Frame,
+        ),
+        (
+            "two-stage (decay + phi)",
+            DetectorConfig::TwoStage(TwoStageConfig {
+                fast: Box::new(DetectorConfig::DataflowDecay(DataflowDecayConfig::default())),
+                confirm: Box::new(phi(PhiDistribution::Normal)),
+            }),
+            Feed::Frame,
+        ),
+    ]
+}
+
+/// A detector that has already seen a full window of inputs.
+fn warmed(config: &DetectorConfig, how: Feed) -> (Detector, Nanos) {
+    let mut detector = Detector::new(config.clone(), Nanos::ZERO).expect("bench configs are valid");
+    let mut now = Nanos::ZERO;
+    for i in 0..2_000 {
+        now = now + interval(i);
+        feed(&mut detector, how, now, i);
+    }
+    (detector, now)
+}
+
+pub fn run(args: &BenchArgs) -> Result<(), String> {
+    let (reps, ops, rows) = if args.quick {
+        (1, OPS / 20, TRACE_ROWS / 20)
+    } else {
+        (REPETITIONS, OPS, TRACE_ROWS)
+    };
+    if cfg!(debug_assertions) {
+        eprintln!("fdlab bench: this is a debug build; figures are only meaningful with --release");
+    }
+    println!("fdlab bench: median of {reps} runs of {ops} calls each\n");
+    println!(
+        "{:<36} {:>14} {:>20} {:>12}",
+        "detector", "ns/input", "ns/input+poll", "ns/query"
+    );
+    for (name, config, how) in kinds() {
+        let input = per_op(reps, ops, || {
+            let (mut d, mut now) = warmed(&config, how);
+            Box::new(move |i| {
+                now = now + interval(i);
+                feed(&mut d, how, now, i);
+                black_box(&d);
+            })
+        });
+        let input_poll = per_op(reps, ops, || {
+            let (mut d, mut now) = warmed(&config, how);
+            Box::new(move |i| {
+                now = now + interval(i);
+                feed(&mut d, how, now, i);
+                black_box(d.poll_timeout());
+            })
+        });
+        let query = per_op(reps, ops, || {
+            let (d, last) = warmed(&config, how);
+            Box::new(move |i| {
+                // Queries spread over the 6 s after the last input: Alive,
+                // near-threshold and Failed answers alike.
+                let now = last + Nanos::from_micros((i * 2_999) % 6_000_000);
+                black_box((d.score(now), d.verdict()));
+            })
+        });
+        println!("{name:<36} {input:>14.1} {input_poll:>20.1} {query:>12.1}");
+    }
+
+    println!("\nfdlab trace on a generated {rows}-row file (heartbeats, one query per 10 rows):");
+    let csv = generate_trace(rows);
+    let mb = csv.len() as f64 / 1e6;
+    let mut parse_s = Vec::new();
+    let mut total_s = Vec::new();
+    for _ in 0..reps {
+        let start = Instant::now();
+        let events = parse_events("generated.csv", csv.as_bytes()).map_err(|e| e.to_string())?;
+        parse_s.push(start.elapsed().as_secs_f64());
+        let config = DetectorConfig::PhiAccrual(PhiAccrualConfig::default());
+        let mut detector = Detector::new(config, monitoring_start(&events)).map_err(|e| e.to_string())?;
+        let mut out = TraceCsvWriter::new(io::sink()).map_err(|e| e.to_string())?;
+        replay(&mut detector, &events, |row| {
+            let _ = out.write(&row);
+        });
+        out.finish().map_err(|e| e.to_string())?;
+        total_s.push(start.elapsed().as_secs_f64());
+    }
+    let (parse, total) = (median(parse_s), median(total_s));
+    println!(
+        "  {mb:.1} MB: parse {:.3} s, parse + replay (phi-accrual) + write {:.3} s = {:.2} M rows/s",
+        parse,
+        total,
+        rows as f64 / total / 1e6
+    );
+    match peak_memory_kib() {
+        Some(kib) => println!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
+        None => println!("\npeak memory: not available on this platform"),
+    }
+    Ok(())
+}
+
+/// A recorded-trace-like file: heartbeats with jitter, a query every 10 rows.
+fn generate_trace(rows: usize) -> String {
+    use std::fmt::Write;
+    let mut text = String::with_capacity(rows * 24);
+    text.push_str("time_ms,event\n");
+    let mut now = Nanos::from_secs(1_700_000_000);
+    for i in 0..rows as u64 {
+        now = now + Nanos(interval(i).as_nanos() / 10);
+        let event = if i % 10 == 9 { "query" } else { "heartbeat" };
+        now.fmt_millis(&mut text);
+        let _ = writeln!(text, ",{event}");
+    }
+    text
+}
+
+/// The process's peak resident memory in KiB (Linux only).
+fn peak_memory_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
