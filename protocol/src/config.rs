@@ -67,13 +67,12 @@ impl DetectorConfig {
             DetectorConfig::FixedTimeout(c) => Some(c.interval),
             DetectorConfig::PhiAccrual(c) => Some(c.interval),
             DetectorConfig::AdaptiveProbe(_) | DetectorConfig::DataflowDecay(_) => None,
-            DetectorConfig::TwoStage(c) => match (
-                c.fast.heartbeat_interval(),
-                c.confirm.heartbeat_interval(),
-            ) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            },
+            DetectorConfig::TwoStage(c) => {
+                match (c.fast.heartbeat_interval(), c.confirm.heartbeat_interval()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
         }
     }
 

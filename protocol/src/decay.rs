@@ -523,8 +523,8 @@ mod tests {
                         self.skip_next = false;
                     } else {
                         let interval = (now - self.last_frame).max(MIN_INTERVAL).as_nanos_f64();
-                        self.est = (1.0 - self.c.ewma_alpha) * self.est
-                            + self.c.ewma_alpha * interval;
+                        self.est =
+                            (1.0 - self.c.ewma_alpha) * self.est + self.c.ewma_alpha * interval;
                     }
                     self.score = (self.score + self.c.recovery).min(1.0);
                     self.verdict = Verdict::Alive;
@@ -577,7 +577,12 @@ mod tests {
 
     fn config_strategy() -> impl Strategy<Value = DataflowDecayConfig> {
         (
-            prop_oneof![Just(1_000_000u64), Just(250_000), Just(3_000_000), Just(1_700_000)],
+            prop_oneof![
+                Just(1_000_000u64),
+                Just(250_000),
+                Just(3_000_000),
+                Just(1_700_000)
+            ],
             0.5f64..0.99,
             (0.05f64..0.4, 0.0f64..0.5),
             prop_oneof![Just(Grace::None), Just(Grace::OneInterval)],
@@ -721,7 +726,10 @@ mod tests {
             decay: 1.0,
             ..Default::default()
         };
-        assert_eq!(DataflowDecay::new(bad, Nanos::ZERO).unwrap_err().key, "decay");
+        assert_eq!(
+            DataflowDecay::new(bad, Nanos::ZERO).unwrap_err().key,
+            "decay"
+        );
         let bad = DataflowDecayConfig {
             suspect_below: 0.1,
             ..Default::default()

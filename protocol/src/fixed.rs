@@ -103,7 +103,9 @@ impl FixedTimeout {
         // "silence > limit" first holds one nanosecond after last + limit.
         let after = |limit: Nanos| self.last + limit + Nanos(1);
         match than {
-            Verdict::Alive => Some(after(self.config.suspect_after.unwrap_or(self.config.timeout))),
+            Verdict::Alive => Some(after(
+                self.config.suspect_after.unwrap_or(self.config.timeout),
+            )),
             Verdict::Suspect => Some(after(self.config.timeout)),
             Verdict::Failed => None,
         }
@@ -203,7 +205,11 @@ mod tests {
         d.handle_heartbeat(ms(1000));
         assert_eq!(d.poll_timeout(), Some(ms(4000) + Nanos(1)));
         d.handle_timeout(ms(4000));
-        assert_eq!(d.verdict(), Verdict::Alive, "exactly the timeout is not more");
+        assert_eq!(
+            d.verdict(),
+            Verdict::Alive,
+            "exactly the timeout is not more"
+        );
         d.handle_timeout(ms(4000) + Nanos(1));
         assert_eq!(d.verdict(), Verdict::Failed);
         assert_eq!(d.poll_timeout(), None);

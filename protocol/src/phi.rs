@@ -216,9 +216,7 @@ impl PhiAccrual {
             }
         }
         let last = self.last.unwrap_or(Nanos::ZERO);
-        self.failed_at = self
-            .crossing(self.config.threshold)
-            .map(|dt| last + dt);
+        self.failed_at = self.crossing(self.config.threshold).map(|dt| last + dt);
         self.suspect_at = self
             .config
             .suspect_threshold
@@ -231,15 +229,17 @@ impl PhiAccrual {
     /// verdict flips exactly where evaluating phi would flip it.
     fn crossing(&self, threshold: f64) -> Option<Nanos> {
         let guess = match self.config.distribution {
-            PhiDistribution::Exponential => {
-                threshold * self.mean * std::f64::consts::LN_10
-            }
+            PhiDistribution::Exponential => threshold * self.mean * std::f64::consts::LN_10,
             // The exact tail is close to the logistic one: a good first guess.
             PhiDistribution::Normal | PhiDistribution::NormalExact => {
                 self.mean + logistic_z_for_phi(threshold) * self.std_dev
             }
         };
-        let guess = if guess.is_finite() { guess.max(0.0).ceil() as u64 } else { u64::MAX };
+        let guess = if guess.is_finite() {
+            guess.max(0.0).ceil() as u64
+        } else {
+            u64::MAX
+        };
         first_true(guess, |dt| self.phi_after(Nanos(dt)) >= threshold).map(Nanos)
     }
 
@@ -417,10 +417,10 @@ mod tests {
         let last = ms(19_000);
         assert!(d.score(at) >= 8.0);
         assert!(d.score(at - Nanos(1)) < 8.0);
-        // With 1 s heartbeats, Akka's defaults fail the peer about 4.3 s after
-        // the last one (mean 1 s + pause 3 s + ~2.6 sigma of 100 ms).
+        // With 1 s heartbeats, Akka's defaults fail the peer 4.52 s after the
+        // last one: mean 1 s + pause 3 s + 5.226 sigma (the 100 ms floor).
         let after = (at - last).as_secs_f64();
-        assert!((4.2..4.5).contains(&after), "{after}");
+        assert!((after - 4.5226).abs() < 0.001, "{after}");
         d.handle_timeout(at);
         assert_eq!(d.verdict(), Verdict::Failed);
     }
@@ -433,7 +433,11 @@ mod tests {
         assert_eq!(d.sample_count(), 3);
         // 60 s of silence: phi is far above 8 when the next heartbeat arrives.
         d.handle_heartbeat(ms(61_000));
-        assert_eq!(d.sample_count(), 3, "the 60 s gap must not enter the history");
+        assert_eq!(
+            d.sample_count(),
+            3,
+            "the 60 s gap must not enter the history"
+        );
         assert_eq!(d.verdict(), Verdict::Alive);
         d.handle_heartbeat(ms(62_000));
         assert_eq!(d.sample_count(), 4);
@@ -483,7 +487,10 @@ mod tests {
         for phi in [0.1, 0.5, 1.0, 3.0, 8.0, 16.0, 40.0] {
             let z = logistic_z_for_phi(phi);
             let back = phi_logistic(z, 0.0, 1.0);
-            assert!((back - phi).abs() < 1e-6 * phi.max(1.0), "{phi} -> {z} -> {back}");
+            assert!(
+                (back - phi).abs() < 1e-6 * phi.max(1.0),
+                "{phi} -> {z} -> {back}"
+            );
         }
     }
 

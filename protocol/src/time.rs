@@ -206,11 +206,11 @@ impl fmt::Display for Nanos {
         let n = self.0;
         if n == 0 {
             f.write_str("0s")
-        } else if n % NANOS_PER_SEC == 0 {
+        } else if n.is_multiple_of(NANOS_PER_SEC) {
             write!(f, "{}s", n / NANOS_PER_SEC)
-        } else if n % NANOS_PER_MILLI == 0 {
+        } else if n.is_multiple_of(NANOS_PER_MILLI) {
             write!(f, "{}ms", n / NANOS_PER_MILLI)
-        } else if n % NANOS_PER_MICRO == 0 {
+        } else if n.is_multiple_of(NANOS_PER_MICRO) {
             write!(f, "{}us", n / NANOS_PER_MICRO)
         } else {
             write!(f, "{n}ns")
@@ -276,7 +276,15 @@ mod tests {
 
     #[test]
     fn rejects_bad_durations_with_a_reason() {
-        for bad in ["-1s", "5", "5 parsecs", "1.2.3s", "s", "", "99999999999999h"] {
+        for bad in [
+            "-1s",
+            "5",
+            "5 parsecs",
+            "1.2.3s",
+            "s",
+            "",
+            "99999999999999h",
+        ] {
             let err = bad.parse::<Nanos>().unwrap_err();
             assert!(!err.0.is_empty(), "{bad}");
         }

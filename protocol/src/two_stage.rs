@@ -111,7 +111,9 @@ impl FailureDetector for TwoStage {
     /// Probes of the (at most one) probing stage; replies go to both stages and
     /// the non-probing one ignores them.
     fn poll_transmit(&mut self) -> Option<Transmit> {
-        self.fast.poll_transmit().or_else(|| self.confirm.poll_transmit())
+        self.fast
+            .poll_transmit()
+            .or_else(|| self.confirm.poll_transmit())
     }
     fn verdict(&self) -> Verdict {
         match (self.fast.verdict(), self.confirm.verdict()) {

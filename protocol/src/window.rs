@@ -6,6 +6,10 @@
 //! `PhiAccrualFailureDetector`, they never drift however long a detector runs,
 //! and removing the oldest sample restores exactly the sum without it.
 
+/// Largest sample kept: 2^50 ns, about 13 days. Larger samples are clamped so
+/// that the exact sums cannot overflow (2^100 per square, 2^20 samples at most).
+pub const MAX_SAMPLE: u64 = 1 << 50;
+
 /// A FIFO window of at most `capacity` samples (nanoseconds).
 #[derive(Clone, Debug)]
 pub struct SampleWindow {
@@ -30,9 +34,10 @@ impl SampleWindow {
         }
     }
 
-    /// Appends a sample, evicting the oldest one when full. No allocation once
-    /// the window has filled.
+    /// Appends a sample (clamped to [`MAX_SAMPLE`]), evicting the oldest one
+    /// when full. No allocation once the window has filled.
     pub fn push(&mut self, sample: u64) {
+        let sample = sample.min(MAX_SAMPLE);
         let square = u128::from(sample) * u128::from(sample);
         if self.samples.len() < self.capacity {
             self.samples.push(sample);
@@ -70,7 +75,10 @@ impl SampleWindow {
         }
         // n^2 * variance = n * sum(x^2) - sum(x)^2, exact while it fits in u128
         // (it does for any realistic interval); otherwise fall back to floats.
-        match (n.checked_mul(self.sum_of_squares), self.sum.checked_mul(self.sum)) {
+        match (
+            n.checked_mul(self.sum_of_squares),
+            self.sum.checked_mul(self.sum),
+        ) {
             (Some(a), Some(b)) => (a - b) as f64 / (n * n) as f64,
             _ => {
                 let mean = self.mean();

@@ -38,8 +38,11 @@ impl<W: Write> TraceCsvWriter<W> {
         row.time.fmt_millis(&mut self.time);
         self.value.clear();
         let _ = write!(self.value, "{:.*}", VALUE_DECIMALS, row.value);
-        self.out
-            .write_record([self.time.as_str(), self.value.as_str(), row.verdict.as_str()])?;
+        self.out.write_record([
+            self.time.as_str(),
+            self.value.as_str(),
+            row.verdict.as_str(),
+        ])?;
         Ok(())
     }
 

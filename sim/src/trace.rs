@@ -143,8 +143,8 @@ mod tests {
             at(5500, Heartbeat),
             at(5500, Query),
         ];
-        let mut d = FixedTimeout::new(FixedTimeoutConfig::default(), monitoring_start(&events))
-            .unwrap();
+        let mut d =
+            FixedTimeout::new(FixedTimeoutConfig::default(), monitoring_start(&events)).unwrap();
         let mut rows = Vec::new();
         replay(&mut d, &events, |row| rows.push(row.verdict));
         assert_eq!(rows, [Verdict::Alive, Verdict::Failed, Verdict::Alive]);
