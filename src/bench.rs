@@ -98,9 +98,21 @@ fn kinds() -> Vec<(&'static str, DetectorConfig, Feed)> {
             DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
             Feed::Heartbeat,
         ),
-        ("phi-accrual (normal, 1000 samples)", phi(PhiDistribution::Normal), Feed::Heartbeat),
-        ("phi-accrual (normal-exact)", phi(PhiDistribution::NormalExact), Feed::Heartbeat),
-        ("phi-accrual (exponential)", phi(PhiDistribution::Exponential), Feed::Heartbeat),
+        (
+            "phi-accrual (normal, 1000 samples)",
+            phi(PhiDistribution::Normal),
+            Feed::Heartbeat,
+        ),
+        (
+            "phi-accrual (normal-exact)",
+            phi(PhiDistribution::NormalExact),
+            Feed::Heartbeat,
+        ),
+        (
+            "phi-accrual (exponential)",
+            phi(PhiDistribution::Exponential),
+            Feed::Heartbeat,
+        ),
         (
             "adaptive-probe (recorded outcomes)",
             DetectorConfig::AdaptiveProbe(AdaptiveProbeConfig::default()),
@@ -186,7 +198,8 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         let events = parse_events("generated.csv", csv.as_bytes()).map_err(|e| e.to_string())?;
         parse_s.push(start.elapsed().as_secs_f64());
         let config = DetectorConfig::PhiAccrual(PhiAccrualConfig::default());
-        let mut detector = Detector::new(config, monitoring_start(&events)).map_err(|e| e.to_string())?;
+        let mut detector =
+            Detector::new(config, monitoring_start(&events)).map_err(|e| e.to_string())?;
         let mut out = TraceCsvWriter::new(io::sink()).map_err(|e| e.to_string())?;
         replay(&mut detector, &events, |row| {
             let _ = out.write(&row);

@@ -37,7 +37,8 @@ impl<W: Write> TraceCsvWriter<W> {
         self.time.clear();
         row.time.fmt_millis(&mut self.time);
         self.value.clear();
-        let _ = write!(self.value, "{:.*}", VALUE_DECIMALS, row.value);
+        // `+ 0.0` turns -0.0 (phi of a fresh heartbeat) into 0.0.
+        let _ = write!(self.value, "{:.*}", VALUE_DECIMALS, row.value + 0.0);
         self.out.write_record([
             self.time.as_str(),
             self.value.as_str(),

@@ -224,7 +224,7 @@ fn deserialize_kind<T: DeserializeOwned>(
         if let Err(e) = T::deserialize(Value::Table(alone)) {
             return Err(SpecError::new(
                 join(prefix, key),
-                rephrase(kind, e.message()),
+                rephrase(kind, e.message(), value),
             ));
         }
     }
@@ -240,9 +240,9 @@ fn deserialize_kind<T: DeserializeOwned>(
 }
 
 /// Turns serde's "unknown field `x`, expected one of ..." into the vocabulary of
-/// the spec (keys, kinds); other messages (bad durations, unknown variants) are
-/// already readable and pass through.
-fn rephrase(kind: &str, message: &str) -> String {
+/// the spec (keys, kinds), and Rust type names into plain words; other messages
+/// (bad durations, unknown variants) are already readable and pass through.
+fn rephrase(kind: &str, message: &str, value: &Value) -> String {
     let message = message.trim();
     if message.starts_with("unknown field `") {
         if let Some((_, expected)) = message.split_once(", expected ") {
@@ -252,6 +252,25 @@ fn rephrase(kind: &str, message: &str) -> String {
             return format!("unknown key; kind `{kind}` takes no keys");
         }
         return format!("unknown key for kind `{kind}`");
+    }
+    // The enum deserializer of `toml::Value` says "unit variant, expected string
+    // only" for a number or boolean where a name belongs.
+    if message.ends_with("expected string only") {
+        return format!(
+            "must be a string naming one of the choices of this key, got {}",
+            describe_value(value)
+        );
+    }
+    // Rust type names mean little to someone writing a scenario.
+    for (rust, plain) in [
+        ("u32", "a whole number, 0 or more"),
+        ("u64", "a whole number, 0 or more"),
+        ("usize", "a whole number, 0 or more"),
+        ("f64", "a number"),
+    ] {
+        if let Some(head) = message.strip_suffix(&format!("expected {rust}")) {
+            return format!("{head}expected {plain}");
+        }
     }
     message.to_string()
 }
@@ -475,6 +494,12 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.key, "distribution");
         assert!(e.problem.contains("gauss"), "{e}");
+        let e = err_of("kind=phi-accrual,distribution=3");
+        assert_eq!(e.key, "distribution");
+        assert!(e.problem.contains("must be a string"), "{e}");
+        let e = err_of("kind=phi-accrual,threshold=high");
+        assert_eq!(e.key, "threshold");
+        assert!(e.problem.ends_with("expected a number"), "{e}");
     }
 
     #[test]
@@ -484,6 +509,7 @@ mod tests {
         assert!(e.problem.contains("negative"), "{e}");
         let e = err_of("kind=adaptive-probe,missed_probes_limit=-1");
         assert_eq!(e.key, "missed_probes_limit");
+        assert!(e.problem.contains("a whole number, 0 or more"), "{e}");
     }
 
     #[test]
@@ -518,7 +544,9 @@ mod tests {
         let base = "kind=two-stage,confirm.kind=phi-accrual";
         let e = err_of(&format!("{base},fast.kind=dataflow-decay,fast.decay=2"));
         assert_eq!(e.key, "fast.decay", "{e}");
-        let e = err_of(&format!("{base},fast.kind=dataflow-decay,fast.tick=1 fortnight"));
+        let e = err_of(&format!(
+            "{base},fast.kind=dataflow-decay,fast.tick=1 fortnight"
+        ));
         assert_eq!(e.key, "fast.tick", "{e}");
         let e = err_of(&format!("{base},fast.kind=dataflow-decay,fast.bogus=1"));
         assert_eq!(e.key, "fast.bogus", "{e}");

@@ -1,0 +1,617 @@
+//! Recorded event lists: the `EVENTS.csv` input of `fdlab trace`.
+//!
+//! A CSV file with a header row naming the columns `time_ms`, `event` and,
+//! optionally, `arg_ms`, in any order. Each row is one [`TraceEvent`]:
+//!
+//! ```text
+//! # exported from node-7's heartbeat log
+//! time_ms,event,arg_ms
+//! 0,heartbeat,
+//! 1000.25,heartbeat,
+//! 1200,probe_ok,3.5
+//! 1500,maintenance,250
+//! 4000,query,
+//! ```
+//!
+//! Times are decimal milliseconds, parsed exactly into nanoseconds, and must not
+//! decrease: replay applies events in file order and a detector's timers cannot
+//! run backwards. `arg_ms` is the round-trip time of `probe_ok` and the pause
+//! length of `maintenance`, and must be empty for every other event, so that a
+//! value in the wrong row is reported rather than silently dropped.
+//!
+//! Production traces run to millions of rows, so rows are read into one reused
+//! [`csv::ByteRecord`] and parsed from bytes, with no allocation per row.
+
+use std::fmt;
+use std::io::Read;
+
+use fdlab_protocol::Nanos;
+use fdlab_sim::trace::{TraceEvent, TraceEventKind};
+
+/// The first problem found in an event file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventsError {
+    /// The file's name as the user gave it.
+    pub file: String,
+    /// The 1-based line, when the problem is on one.
+    pub line: Option<u64>,
+    /// What is wrong, naming the column and quoting the bad text.
+    pub problem: String,
+}
+
+impl fmt::Display for EventsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: {}", self.file, line, self.problem),
+            None => write!(f, "{}: {}", self.file, self.problem),
+        }
+    }
+}
+
+impl std::error::Error for EventsError {}
+
+/// The `event` column's accepted values, in the order error messages list them.
+pub const EVENT_NAMES: [&str; 7] = [
+    "heartbeat",
+    "query",
+    "data",
+    "backpressure",
+    "maintenance",
+    "probe_ok",
+    "probe_failed",
+];
+
+const TIME: &str = "time_ms";
+const EVENT: &str = "event";
+const ARG: &str = "arg_ms";
+
+/// Where each known column sits in a row.
+struct Columns {
+    count: usize,
+    time: usize,
+    event: usize,
+    arg: Option<usize>,
+}
+
+/// Reads a recorded event list. `file` is only used to name the input in errors.
+///
+/// Blank lines and lines starting with `#` are skipped; whitespace around fields
+/// is ignored. Zero events (a header alone) is a valid, empty trace.
+pub fn parse_events(file: &str, mut reader: impl Read) -> Result<Vec<TraceEvent>, EventsError> {
+    let error = |line: Option<u64>, problem: String| EventsError {
+        file: file.to_string(),
+        line,
+        problem,
+    };
+    // The whole input is kept in memory (a few bytes per event, less than the
+    // events themselves) because the csv crate's line numbers are wrong after
+    // blank, comment and CRLF lines; errors recount them from the bytes.
+    let mut data = Vec::new();
+    reader
+        .read_to_end(&mut data)
+        .map_err(|e| error(None, format!("cannot read: {e}")))?;
+    let data = data.as_slice();
+    let line_at = |byte: u64| Some(line_of_record(data, byte));
+    let mut csv = csv::ReaderBuilder::new()
+        // The header is read by hand, to report its problems our way.
+        .has_headers(false)
+        // Ragged rows get a message in the file's terms, not csv's.
+        .flexible(true)
+        .comment(Some(b'#'))
+        .from_reader(data);
+    let mut record = csv::ByteRecord::new();
+    let read_error = |e: csv::Error| {
+        error(
+            e.position().and_then(|p| line_at(p.byte())),
+            format!("malformed CSV: {e}"),
+        )
+    };
+
+    let mut header_at = None;
+    while csv.read_byte_record(&mut record).map_err(read_error)? {
+        if !is_blank(&record) {
+            header_at = Some(byte_of(&record));
+            break;
+        }
+    }
+    let Some(header_at) = header_at else {
+        return Err(error(
+            None,
+            format!("empty file; expected a header row naming the columns {TIME}, {EVENT} and optionally {ARG}"),
+        ));
+    };
+    let columns = read_header(&record).map_err(|p| error(line_at(header_at), p))?;
+
+    let mut events = Vec::new();
+    // The previous row's time and position, for the ordering check.
+    let mut previous: Option<(Nanos, u64)> = None;
+    while csv.read_byte_record(&mut record).map_err(read_error)? {
+        if is_blank(&record) {
+            continue;
+        }
+        let at = byte_of(&record);
+        let event = read_row(&record, &columns).map_err(|p| error(line_at(at), p))?;
+        if let Some((before, before_at)) = previous {
+            if event.time < before {
+                return Err(error(
+                    line_at(at),
+                    format!(
+                        "time {} ms is before the previous row's {} ms (line {}); rows must be in time order",
+                        millis(event.time),
+                        millis(before),
+                        line_of_record(data, before_at),
+                    ),
+                ));
+            }
+        }
+        previous = Some((event.time, at));
+        events.push(event);
+    }
+    Ok(events)
+}
+
+/// Where the csv reader stood before reading `record`: the end of the previous
+/// record, before any blank or comment lines it then skipped.
+fn byte_of(record: &csv::ByteRecord) -> u64 {
+    record.position().map_or(0, |p| p.byte())
+}
+
+/// The 1-based line of the record read from byte `from` (see [`byte_of`]):
+/// skips what the csv reader skips before a record (line breaks, `#` lines up
+/// to their `\n`), then counts line breaks (`\n`, `\r\n` or a lone `\r`).
+/// Only called on errors, so the scan from the start costs nothing in the
+/// common case.
+fn line_of_record(data: &[u8], from: u64) -> u64 {
+    let mut start = usize::try_from(from).unwrap_or(usize::MAX).min(data.len());
+    loop {
+        match data.get(start) {
+            Some(b'\r' | b'\n') => start += 1,
+            Some(b'#') => {
+                start = data[start..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(data.len(), |i| start + i + 1);
+            }
+            _ => break,
+        }
+    }
+    let before = &data[..start];
+    let breaks = before
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && before.get(i + 1) != Some(&b'\n')))
+        .count();
+    breaks as u64 + 1
+}
+
+/// A line of nothing but whitespace (and commas) is blank, like an empty line.
+fn is_blank(record: &csv::ByteRecord) -> bool {
+    record.iter().all(|field| field.trim_ascii().is_empty())
+}
+
+/// Text of a field for an error message (lossy: the file may not be UTF-8).
+fn show(field: &[u8]) -> String {
+    String::from_utf8_lossy(field).into_owned()
+}
+
+fn millis(n: Nanos) -> String {
+    let mut out = String::new();
+    n.fmt_millis(&mut out);
+    out
+}
+
+fn read_header(record: &csv::ByteRecord) -> Result<Columns, String> {
+    let (mut time, mut event, mut arg) = (None, None, None);
+    for (index, field) in record.iter().enumerate() {
+        let mut name = field.trim_ascii();
+        if index == 0 {
+            // Spreadsheet exports often start with a UTF-8 byte-order mark.
+            name = name
+                .strip_prefix(b"\xEF\xBB\xBF")
+                .unwrap_or(name)
+                .trim_ascii();
+        }
+        let slot = match name {
+            b"time_ms" => &mut time,
+            b"event" => &mut event,
+            b"arg_ms" => &mut arg,
+            b"" => {
+                return Err(format!(
+                    "column {} of the header is empty; the header names the columns {TIME}, {EVENT} and optionally {ARG}",
+                    index + 1
+                ))
+            }
+            other => {
+                return Err(format!(
+                    "unknown column `{}`; the header must name the columns {TIME}, {EVENT} and optionally {ARG}",
+                    show(other)
+                ))
+            }
+        };
+        if slot.is_some() {
+            return Err(format!("column `{}` appears twice", show(name)));
+        }
+        *slot = Some(index);
+    }
+    let Some(time) = time else {
+        return Err(format!("missing column `{TIME}`"));
+    };
+    let Some(event) = event else {
+        return Err(format!("missing column `{EVENT}`"));
+    };
+    Ok(Columns {
+        count: record.len(),
+        time,
+        event,
+        arg,
+    })
+}
+
+fn read_row(record: &csv::ByteRecord, columns: &Columns) -> Result<TraceEvent, String> {
+    if record.len() != columns.count {
+        return Err(format!(
+            "row has {} field{}, the header has {}",
+            record.len(),
+            if record.len() == 1 { "" } else { "s" },
+            columns.count
+        ));
+    }
+    let field = |i: usize| record.get(i).unwrap_or_default().trim_ascii();
+    let time = parse_millis(TIME, field(columns.time))?;
+    let event = field(columns.event);
+    let arg = columns.arg.map(field).filter(|a| !a.is_empty());
+    let needs_arg = |what: &str| -> Result<Nanos, String> {
+        let Some(text) = arg else {
+            return Err(format!(
+                "`{}` needs `{ARG}` ({what}){}",
+                show(event),
+                if columns.arg.is_none() {
+                    ", but the file has no `arg_ms` column"
+                } else {
+                    ""
+                }
+            ));
+        };
+        parse_millis(ARG, text)
+    };
+    let kind = match event {
+        b"heartbeat" => TraceEventKind::Heartbeat,
+        b"query" => TraceEventKind::Query,
+        b"data" => TraceEventKind::Data,
+        b"backpressure" => TraceEventKind::Backpressure,
+        b"probe_failed" => TraceEventKind::ProbeFailed,
+        b"maintenance" => TraceEventKind::Maintenance {
+            pause: needs_arg("the pause length in ms")?,
+        },
+        b"probe_ok" => TraceEventKind::ProbeOk {
+            rtt: needs_arg("the round-trip time in ms")?,
+        },
+        b"" => {
+            return Err(format!(
+                "`{EVENT}` is empty; expected one of {}",
+                EVENT_NAMES.join(", ")
+            ))
+        }
+        other => {
+            return Err(format!(
+                "unknown event `{}`; expected one of {}",
+                show(other),
+                EVENT_NAMES.join(", ")
+            ))
+        }
+    };
+    if !matches!(
+        kind,
+        TraceEventKind::Maintenance { .. } | TraceEventKind::ProbeOk { .. }
+    ) {
+        if let Some(text) = arg {
+            return Err(format!(
+                "`{ARG}` must be empty for `{}`, got `{}`; only maintenance and probe_ok take one",
+                show(event),
+                show(text)
+            ));
+        }
+    }
+    Ok(TraceEvent { time, kind })
+}
+
+/// Decimal milliseconds, exactly, as [`Nanos::parse_millis`] reads them, with
+/// a message that names the column and quotes the text.
+fn parse_millis(column: &str, text: &[u8]) -> Result<Nanos, String> {
+    let bad = |why: &str| format!("`{column}` is `{}`: {why}", show(text));
+    if text.is_empty() {
+        return Err(format!("`{column}` is empty"));
+    }
+    let Ok(s) = std::str::from_utf8(text) else {
+        return Err(bad("not a number"));
+    };
+    Nanos::parse_millis(s).map_err(|_| {
+        if s.starts_with('-') {
+            bad("must not be negative")
+        } else if looks_decimal(s) {
+            bad("too large")
+        } else {
+            bad("not a number (decimal milliseconds, like 1500 or 1500.25)")
+        }
+    })
+}
+
+/// Digits with at most one `.`: a number that failed to parse only by size.
+fn looks_decimal(s: &str) -> bool {
+    let s = s.strip_prefix('+').unwrap_or(s);
+    s.bytes().any(|b| b.is_ascii_digit())
+        && s.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && s.bytes().filter(|&b| b == b'.').count() <= 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<TraceEvent>, EventsError> {
+        parse_events("t.csv", text.as_bytes())
+    }
+
+    fn err(text: &str) -> EventsError {
+        match parse(text) {
+            Ok(events) => panic!("parsed as {events:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn at(ms: u64, kind: TraceEventKind) -> TraceEvent {
+        TraceEvent {
+            time: Nanos::from_millis(ms),
+            kind,
+        }
+    }
+
+    #[test]
+    fn parses_every_event_kind() {
+        let events = parse(
+            "time_ms,event,arg_ms\n\
+             0,heartbeat,\n\
+             1.5,query,\n\
+             2,data,\n\
+             3,backpressure,\n\
+             4,maintenance,250\n\
+             5,probe_ok,3.25\n\
+             6,probe_failed,\n",
+        )
+        .unwrap();
+        use TraceEventKind::*;
+        assert_eq!(
+            events,
+            [
+                at(0, Heartbeat),
+                TraceEvent {
+                    time: Nanos(1_500_000),
+                    kind: Query
+                },
+                at(2, Data),
+                at(3, Backpressure),
+                at(
+                    4,
+                    Maintenance {
+                        pause: Nanos::from_millis(250)
+                    }
+                ),
+                at(
+                    5,
+                    ProbeOk {
+                        rtt: Nanos(3_250_000)
+                    }
+                ),
+                at(6, ProbeFailed),
+            ]
+        );
+    }
+
+    #[test]
+    fn columns_in_any_order_and_arg_optional() {
+        let events = parse(" event , time_ms \n heartbeat , 10 \nquery,20\n").unwrap();
+        assert_eq!(
+            events,
+            [
+                at(10, TraceEventKind::Heartbeat),
+                at(20, TraceEventKind::Query)
+            ]
+        );
+        let events = parse("arg_ms,event,time_ms\n7,probe_ok,1\n").unwrap();
+        assert_eq!(
+            events,
+            [at(
+                1,
+                TraceEventKind::ProbeOk {
+                    rtt: Nanos::from_millis(7)
+                }
+            )]
+        );
+        let events = parse("\u{feff}time_ms,event\n1,data\n").unwrap();
+        assert_eq!(events, [at(1, TraceEventKind::Data)]);
+    }
+
+    #[test]
+    fn bad_number_names_column_and_text() {
+        let e = err("time_ms,event\n0,heartbeat\n12x,heartbeat\n");
+        assert_eq!(e.line, Some(3));
+        assert_eq!(e.file, "t.csv");
+        assert!(
+            e.problem.starts_with("`time_ms` is `12x`: not a number"),
+            "{e}"
+        );
+        assert!(
+            e.to_string().starts_with("t.csv:3: `time_ms` is `12x`"),
+            "{e}"
+        );
+        let e = err("time_ms,event\n-5,heartbeat\n");
+        assert!(e.problem.contains("negative"), "{e}");
+        let e = err("time_ms,event\n99999999999999999999,heartbeat\n");
+        assert!(e.problem.contains("too large"), "{e}");
+        let e = err("time_ms,event\n,heartbeat\n");
+        assert_eq!(e.problem, "`time_ms` is empty");
+        let e = err("time_ms,event,arg_ms\n1,probe_ok,fast\n");
+        assert!(
+            e.problem.starts_with("`arg_ms` is `fast`: not a number"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_event_lists_the_events() {
+        let e = err("time_ms,event\n1,hartbeat\n");
+        assert_eq!(e.line, Some(2));
+        assert_eq!(
+            e.problem,
+            "unknown event `hartbeat`; expected one of heartbeat, query, data, \
+             backpressure, maintenance, probe_ok, probe_failed"
+        );
+    }
+
+    #[test]
+    fn times_going_backwards() {
+        let e = err("time_ms,event\n1000,heartbeat\n2000,heartbeat\n\n1500,query\n");
+        assert_eq!(e.line, Some(5));
+        assert_eq!(
+            e.problem,
+            "time 1500 ms is before the previous row's 2000 ms (line 3); rows must be in time order"
+        );
+    }
+
+    #[test]
+    fn equal_times_keep_file_order() {
+        let events = parse("time_ms,event\n5,heartbeat\n5,query\n5,data\n").unwrap();
+        use TraceEventKind::*;
+        assert_eq!(events, [at(5, Heartbeat), at(5, Query), at(5, Data)]);
+    }
+
+    #[test]
+    fn header_problems() {
+        let e = err("time_ms,arg_ms\n");
+        assert_eq!(e.problem, "missing column `event`");
+        assert_eq!(e.line, Some(1));
+        let e = err("event\n");
+        assert_eq!(e.problem, "missing column `time_ms`");
+        let e = err("time_ms,event,rtt\n");
+        assert!(e.problem.starts_with("unknown column `rtt`"), "{e}");
+        let e = err("time_ms,event,event\n");
+        assert_eq!(e.problem, "column `event` appears twice");
+        let e = err("time_ms,event,\n");
+        assert!(e.problem.contains("column 3 of the header is empty"), "{e}");
+        // A file without a header is caught on its first row.
+        let e = err("0,heartbeat\n");
+        assert!(e.problem.starts_with("unknown column `0`"), "{e}");
+    }
+
+    #[test]
+    fn empty_file_is_an_error() {
+        for text in ["", "\n\n", "# only a comment\n", "  \n"] {
+            let e = err(text);
+            assert_eq!(e.line, None);
+            assert!(e.problem.starts_with("empty file"), "{e}");
+            assert!(e.to_string().starts_with("t.csv: empty file"), "{e}");
+        }
+    }
+
+    #[test]
+    fn header_only_is_an_empty_trace() {
+        assert_eq!(parse("time_ms,event,arg_ms\n").unwrap(), []);
+        assert_eq!(parse("time_ms,event").unwrap(), []);
+    }
+
+    #[test]
+    fn arg_ms_is_required_where_it_means_something() {
+        let e = err("time_ms,event,arg_ms\n1,probe_ok,\n");
+        assert_eq!(e.line, Some(2));
+        assert_eq!(
+            e.problem,
+            "`probe_ok` needs `arg_ms` (the round-trip time in ms)"
+        );
+        let e = err("time_ms,event\n1,maintenance\n");
+        assert!(e.problem.contains("no `arg_ms` column"), "{e}");
+    }
+
+    #[test]
+    fn arg_ms_on_other_events_is_an_error() {
+        let e = err("time_ms,event,arg_ms\n1,heartbeat,5\n");
+        assert_eq!(e.line, Some(2));
+        assert!(
+            e.problem
+                .starts_with("`arg_ms` must be empty for `heartbeat`, got `5`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn ragged_row() {
+        let e = err("time_ms,event\n1,heartbeat\n2\n");
+        assert_eq!(e.line, Some(3));
+        assert_eq!(e.problem, "row has 1 field, the header has 2");
+        let e = err("time_ms,event\n1,heartbeat,3\n");
+        assert_eq!(e.problem, "row has 3 fields, the header has 2");
+    }
+
+    #[test]
+    fn comments_and_blank_lines_are_skipped() {
+        let text = "# recorded on node-7\n\ntime_ms,event\n# warm-up\n0,heartbeat\n\n   \n\
+                    # a comment, with commas\n1000,heartbeat\r\n2000,query";
+        let events = parse(text).unwrap();
+        use TraceEventKind::*;
+        assert_eq!(
+            events,
+            [at(0, Heartbeat), at(1000, Heartbeat), at(2000, Query)]
+        );
+        // Line numbers still count the skipped lines.
+        let e = err("# c\n\ntime_ms,event\n\n# c\nx,heartbeat\n");
+        assert_eq!(e.line, Some(6));
+        let e = err("# c\r\n\r\ntime_ms,event\r\n\r\n# c\r\n0,data\r\nx,heartbeat\r\n");
+        assert_eq!(e.line, Some(7));
+        let e = err("time_ms,event\r0,data\r\r1,nope\r");
+        assert_eq!(e.line, Some(4));
+        // A quoted field spanning lines moves the following rows down.
+        let e = err("time_ms,event\n\"0\",\"data\"\n\"1\n\",data\n2,nope\n");
+        assert_eq!(e.line, Some(5));
+    }
+
+    #[test]
+    fn non_utf8_bytes_do_not_panic() {
+        let e = parse_events("t.csv", &b"time_ms,event\n1,\xff\xfe\n"[..]).unwrap_err();
+        assert!(e.problem.starts_with("unknown event"), "{e}");
+        let e = parse_events("t.csv", &b"time_ms,event\n\xff,heartbeat\n"[..]).unwrap_err();
+        assert!(e.problem.contains("not a number"), "{e}");
+    }
+
+    #[test]
+    fn parses_a_large_file() {
+        const ROWS: u64 = 100_000;
+        let mut text = String::from("time_ms,event,arg_ms\n");
+        for i in 0..ROWS {
+            let line = match i % 4 {
+                0 => format!("{i}.5,heartbeat,\n"),
+                1 => format!("{i},probe_ok,{}\n", i % 7),
+                2 => format!("{i},query,\n"),
+                _ => format!("{i},maintenance,10.125\n"),
+            };
+            text.push_str(&line);
+        }
+        let events = parse(&text).unwrap();
+        assert_eq!(events.len() as u64, ROWS);
+        assert_eq!(
+            events[0],
+            TraceEvent {
+                time: Nanos(500_000),
+                kind: TraceEventKind::Heartbeat
+            }
+        );
+        assert_eq!(
+            events[99_999],
+            at(
+                99_999,
+                TraceEventKind::Maintenance {
+                    pause: Nanos(10_125_000)
+                }
+            )
+        );
+        assert!(events.windows(2).all(|w| w[0].time <= w[1].time));
+    }
+}
