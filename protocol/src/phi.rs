@@ -115,9 +115,14 @@ impl PhiAccrualConfig {
 /// branches (the second avoids cancellation when `dt <= mean`).
 /// Units of `dt`, `mean` and `std_dev` only need to agree.
 pub fn phi_logistic(dt: f64, mean: f64, std_dev: f64) -> f64 {
-    let y = (dt - mean) / std_dev;
+    phi_logistic_y((dt - mean) / std_dev)
+}
+
+/// [`phi_logistic`] of the standardized delay `y = (dt - mean) / std_dev`
+/// (`y > 0` exactly when `dt > mean`, the branch Akka tests).
+pub fn phi_logistic_y(y: f64) -> f64 {
     let e = (-y * (LOGISTIC_A + LOGISTIC_B * y * y)).exp();
-    if dt > mean {
+    if y > 0.0 {
         -(e / (1.0 + e)).log10()
     } else {
         -(1.0 - 1.0 / (1.0 + e)).log10()
@@ -130,13 +135,58 @@ const LOGISTIC_B: f64 = 0.070566;
 
 /// Phi from the exact normal tail: `-log10(1 - Φ(y))`.
 pub fn phi_normal_exact(dt: f64, mean: f64, std_dev: f64) -> f64 {
-    let y = (dt - mean) / std_dev;
+    phi_normal_exact_y((dt - mean) / std_dev)
+}
+
+/// [`phi_normal_exact`] of the standardized delay.
+pub fn phi_normal_exact_y(y: f64) -> f64 {
     -(0.5 * libm::erfc(y / std::f64::consts::SQRT_2)).log10()
 }
 
-/// Cassandra's phi for exponential inter-arrival times.
+/// Cassandra's phi for exponential inter-arrival times, `dt / (mean ln 10)`.
 pub fn phi_exponential(dt: f64, mean: f64) -> f64 {
-    dt / (mean * std::f64::consts::LN_10)
+    phi_exponential_y(dt / mean)
+}
+
+/// [`phi_exponential`] of `y = dt / mean`.
+pub fn phi_exponential_y(y: f64) -> f64 {
+    y / std::f64::consts::LN_10
+}
+
+impl PhiDistribution {
+    /// phi as a function of the standardized delay `y`.
+    pub fn phi_of_y(self, y: f64) -> f64 {
+        match self {
+            PhiDistribution::Normal => phi_logistic_y(y),
+            PhiDistribution::NormalExact => phi_normal_exact_y(y),
+            PhiDistribution::Exponential => phi_exponential_y(y),
+        }
+    }
+
+    /// The smallest `f64` y at which `phi_of_y(y) >= threshold`, to the last
+    /// bit (bisection until the bracket holds two adjacent floats). phi is
+    /// non-decreasing in y, so "phi >= threshold" is exactly "y >= this": the
+    /// detector compares standardized delays, with no exp or log per heartbeat,
+    /// and still flips its verdict where evaluating phi would.
+    pub fn y_at_phi(self, threshold: f64) -> f64 {
+        // phi(lo) < threshold <= phi(hi) for any positive finite threshold:
+        // the logistic and exact tails are 0 at y = -64 and infinite at 64.
+        let (mut lo, mut hi) = match self {
+            PhiDistribution::Exponential => (0.0, threshold * std::f64::consts::LN_10 * 2.0 + 1.0),
+            PhiDistribution::Normal | PhiDistribution::NormalExact => (-64.0, 64.0),
+        };
+        loop {
+            let mid = lo + (hi - lo) / 2.0;
+            if mid <= lo || mid >= hi {
+                return hi;
+            }
+            if self.phi_of_y(mid) >= threshold {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+    }
 }
 
 /// The phi accrual detector state machine.
@@ -153,6 +203,9 @@ pub struct PhiAccrual {
     /// Parameters of phi as of the last heartbeat (history changes only then).
     mean: f64,
     std_dev: f64,
+    /// Standardized delays at which phi reaches the thresholds.
+    failed_y: f64,
+    suspect_y: Option<f64>,
     verdict: Verdict,
 }
 
@@ -163,7 +216,13 @@ impl PhiAccrual {
         let _ = now;
         config.validate()?;
         let history = SampleWindow::new(config.max_sample_size);
+        let failed_y = config.distribution.y_at_phi(config.threshold);
+        let suspect_y = config
+            .suspect_threshold
+            .map(|t| config.distribution.y_at_phi(t));
         Ok(PhiAccrual {
+            failed_y,
+            suspect_y,
             config,
             history,
             last: None,
@@ -189,11 +248,19 @@ impl PhiAccrual {
         if self.last.is_none() {
             return 0.0;
         }
-        let dt = elapsed.as_nanos_f64();
+        let y = self.standardized(elapsed.as_nanos_f64());
+        self.config.distribution.phi_of_y(y)
+    }
+
+    /// The standardized delay of `dt` ns of silence: `(dt - mean') / sigma`
+    /// for the normal variants, `dt / mean` for the exponential one (the mean
+    /// floored at 1 ns, so simultaneous heartbeats cannot divide by zero).
+    fn standardized(&self, dt: f64) -> f64 {
         match self.config.distribution {
-            PhiDistribution::Normal => phi_logistic(dt, self.mean, self.std_dev),
-            PhiDistribution::NormalExact => phi_normal_exact(dt, self.mean, self.std_dev),
-            PhiDistribution::Exponential => phi_exponential(dt, self.mean),
+            PhiDistribution::Exponential => dt / self.mean.max(1.0),
+            PhiDistribution::Normal | PhiDistribution::NormalExact => {
+                (dt - self.mean) / self.std_dev
+            }
         }
     }
 
@@ -216,23 +283,22 @@ impl PhiAccrual {
             }
         }
         let last = self.last.unwrap_or(Nanos::ZERO);
-        self.failed_at = self.crossing(self.config.threshold).map(|dt| last + dt);
+        self.failed_at = self.crossing(self.failed_y).map(|dt| last + dt);
         self.suspect_at = self
-            .config
-            .suspect_threshold
-            .and_then(|t| self.crossing(t))
+            .suspect_y
+            .and_then(|y| self.crossing(y))
             .map(|dt| last + dt);
     }
 
-    /// The smallest elapsed time (integer ns) at which phi reaches `threshold`:
-    /// a closed-form estimate, then corrected against `phi_after` itself so the
-    /// verdict flips exactly where evaluating phi would flip it.
-    fn crossing(&self, threshold: f64) -> Option<Nanos> {
+    /// The smallest elapsed time (integer ns) whose standardized delay reaches
+    /// `y_hi`, that is at which phi reaches the threshold `y_hi` stands for:
+    /// the closed form, corrected to the nanosecond with the same float
+    /// expression `phi_after` evaluates.
+    fn crossing(&self, y_hi: f64) -> Option<Nanos> {
         let guess = match self.config.distribution {
-            PhiDistribution::Exponential => threshold * self.mean * std::f64::consts::LN_10,
-            // The exact tail is close to the logistic one: a good first guess.
+            PhiDistribution::Exponential => y_hi * self.mean.max(1.0),
             PhiDistribution::Normal | PhiDistribution::NormalExact => {
-                self.mean + logistic_z_for_phi(threshold) * self.std_dev
+                self.mean + y_hi * self.std_dev
             }
         };
         let guess = if guess.is_finite() {
@@ -240,7 +306,7 @@ impl PhiAccrual {
         } else {
             u64::MAX
         };
-        first_true(guess, |dt| self.phi_after(Nanos(dt)) >= threshold).map(Nanos)
+        first_true(guess, |dt| self.standardized(dt as f64) >= y_hi).map(Nanos)
     }
 
     fn classify(&self, now: Nanos) -> Verdict {
@@ -252,23 +318,6 @@ impl PhiAccrual {
             Verdict::Alive
         }
     }
-}
-
-/// The z at which the logistic phi equals `phi`: the real root of
-/// `b z^3 + a z - ln(10^phi - 1) = 0` (Cardano; the cubic is increasing, so the
-/// root is unique).
-pub fn logistic_z_for_phi(phi: f64) -> f64 {
-    // ln(10^phi - 1), without overflow for large phi.
-    let c = if phi > 15.0 {
-        phi * std::f64::consts::LN_10
-    } else {
-        (10f64.powf(phi) - 1.0).ln()
-    };
-    let p = LOGISTIC_A / LOGISTIC_B;
-    let q = -c / LOGISTIC_B;
-    let d = (q / 2.0).powi(2) + (p / 3.0).powi(3);
-    let s = d.sqrt();
-    (-q / 2.0 + s).cbrt() + (-q / 2.0 - s).cbrt()
 }
 
 /// The smallest `x` with `pred(x)`, for a predicate that is false then true
@@ -483,15 +532,25 @@ mod tests {
     }
 
     #[test]
-    fn z_for_phi_inverts_the_logistic() {
-        for phi in [0.1, 0.5, 1.0, 3.0, 8.0, 16.0, 40.0] {
-            let z = logistic_z_for_phi(phi);
-            let back = phi_logistic(z, 0.0, 1.0);
-            assert!(
-                (back - phi).abs() < 1e-6 * phi.max(1.0),
-                "{phi} -> {z} -> {back}"
-            );
+    fn y_at_phi_is_the_exact_float_boundary() {
+        for distribution in [
+            PhiDistribution::Normal,
+            PhiDistribution::NormalExact,
+            PhiDistribution::Exponential,
+        ] {
+            for phi in [0.1, 0.5, 1.0, 3.0, 8.0, 16.0, 40.0, 250.0] {
+                let y = distribution.y_at_phi(phi);
+                let below = f64::from_bits(if y > 0.0 {
+                    y.to_bits() - 1
+                } else {
+                    y.to_bits() + 1
+                });
+                assert!(distribution.phi_of_y(y) >= phi, "{distribution:?} {phi}");
+                assert!(distribution.phi_of_y(below) < phi, "{distribution:?} {phi}");
+            }
         }
+        // The logistic boundary of phi = 8 is Orleans' k.
+        assert!((PhiDistribution::Normal.y_at_phi(8.0) - 5.226).abs() < 1e-3);
     }
 
     #[test]
