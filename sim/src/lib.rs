@@ -1,4 +1,6 @@
-//! Hosts that drive fdlab's sans-IO detectors. For now the recorded-trace
-//! replayer ([`trace`]); the seeded discrete-event simulator joins it.
+//! Hosts that drive fdlab's sans-IO detectors: the seeded discrete-event
+//! simulator and the recorded-trace replayer ([`trace`]).
 
+pub mod outcome;
+pub mod scenario;
 pub mod trace;

@@ -1,0 +1,78 @@
+//! What one simulated run produced: for every monitored pair and every
+//! detector, the verdict timeline; for every pair, the ground truth; plus
+//! traffic counts. Metrics (`reports`) are computed from this alone.
+//!
+//! All instants are true (simulation) time, the time of the ground truth, not
+//! a node's local clock.
+
+use fdlab_protocol::{Nanos, Verdict};
+
+use crate::scenario::{Expect, FaultKind};
+
+/// A half-open span `[start, end)` of true time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Window {
+    pub start: Nanos,
+    pub end: Nanos,
+}
+
+/// A period during which a monitor must declare its target Failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MustDetect {
+    pub window: Window,
+    /// Index into [`RunOutcome::faults`].
+    pub fault: usize,
+}
+
+/// One fault as it happened in this run (random times resolved).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultRecord {
+    pub kind: FaultKind,
+    /// What it hit, for people (`n3`, `s1.0 <-> *`, `n1 -> n2`).
+    pub target: String,
+    pub window: Window,
+    pub expect: Expect,
+}
+
+/// One detector's view of one pair.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DetectorTimeline {
+    /// Verdict changes in time order; the verdict is Alive before the first.
+    /// Equal times keep their order (Suspect then Failed within one instant).
+    pub changes: Vec<(Nanos, Verdict)>,
+    /// Liveness messages sent for this detector on this pair (heartbeats,
+    /// probes and replies), and their bytes.
+    pub messages: u64,
+    pub bytes: u64,
+}
+
+/// One monitored pair: `monitor` watches `target`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairOutcome {
+    pub monitor: u32,
+    pub target: u32,
+    /// When the target must be detected; at all other judged times it must not.
+    pub must_detect: Vec<MustDetect>,
+    /// Times when the monitor itself was down (crashed or not yet restarted):
+    /// its verdicts are not judged then.
+    pub unjudged: Vec<Window>,
+    /// One timeline per detector, in the scenario's detector order.
+    pub detectors: Vec<DetectorTimeline>,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOutcome {
+    pub scenario: String,
+    pub seed: u64,
+    /// Simulated time of the run.
+    pub duration: Nanos,
+    /// Detector names, in the scenario's order.
+    pub detectors: Vec<String>,
+    pub nodes: Vec<String>,
+    pub faults: Vec<FaultRecord>,
+    /// Monitored pairs, ordered by (monitor, target).
+    pub pairs: Vec<PairOutcome>,
+    /// Simulation events processed.
+    pub events: u64,
+}

@@ -1,0 +1,798 @@
+//! The simulated world a run is built from: topology, network, workload,
+//! detectors and faults. These are the keys of a scenario file (§4 of the spec);
+//! reading and validating files lives in the `scenarios` crate, which fills
+//! these types and then calls [`Scenario::validate`] for the checks that need
+//! the whole scenario (node names, ranges).
+
+use std::fmt;
+
+use fdlab_protocol::{DetectorConfig, Nanos};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// One scenario: everything that, with a seed, determines a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// Simulated time of one run.
+    pub duration: Nanos,
+    /// Seeds a suite run uses by default (`--seeds` overrides).
+    pub seeds: u32,
+    pub topology: Topology,
+    pub network: Network,
+    pub workload: Workload,
+    pub detectors: Vec<DetectorSetup>,
+    pub faults: Vec<Fault>,
+    pub random_faults: Vec<RandomFaults>,
+    pub clocks: Vec<ClockSetup>,
+}
+
+/// A detector of the scenario, by name. Every monitored pair runs one instance
+/// of each (shadow mode: all watch the same traffic).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DetectorSetup {
+    pub name: String,
+    pub config: DetectorConfig,
+}
+
+/// Who runs, and who watches whom.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Topology {
+    /// `nodes` peers named `n0`, `n1`, ...; each monitors `monitors_per_node`
+    /// others, chosen as the successors of the node on that many seeded hash
+    /// rings (as Orleans picks the silos a silo probes), or all of them.
+    Mesh {
+        nodes: u32,
+        #[serde(default)]
+        monitors_per_node: MonitorCount,
+    },
+    /// Layers of stages named `s0.0`, `s0.1`, `s1.0`, ...: every stage sends
+    /// data frames to every stage of the next layer, and every downstream stage
+    /// monitors each of its upstreams.
+    Dataflow { layers: Vec<u32> },
+}
+
+/// How many peers a mesh node monitors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum MonitorCount {
+    /// Every other node.
+    #[default]
+    All,
+    Count(u32),
+}
+
+impl<'de> Deserialize<'de> for MonitorCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = MonitorCount;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number of peers or \"all\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<MonitorCount, E> {
+                u32::try_from(v)
+                    .map(MonitorCount::Count)
+                    .map_err(|_| E::custom(format!("{v} is not a number of peers")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<MonitorCount, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(-1))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MonitorCount, E> {
+                if v == "all" {
+                    Ok(MonitorCount::All)
+                } else {
+                    Err(E::custom(format!("`{v}`: expected a number or \"all\"")))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A distribution of durations (latencies, inter-send times, service times).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "dist", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Dist {
+    Constant {
+        value: Nanos,
+    },
+    Uniform {
+        min: Nanos,
+        max: Nanos,
+    },
+    /// Normal, truncated at zero.
+    Normal {
+        mean: Nanos,
+        std_dev: Nanos,
+    },
+    /// Log-normal with the given median and shape (sigma of the log).
+    Lognormal {
+        median: Nanos,
+        sigma: f64,
+    },
+    /// Pareto (heavy tail) with minimum `scale` and tail index `shape`.
+    Pareto {
+        scale: Nanos,
+        shape: f64,
+    },
+    /// Samples drawn uniformly from a CSV file of values in milliseconds (one
+    /// column; a header is allowed). The `scenarios` crate loads `samples`.
+    Empirical {
+        file: String,
+        #[serde(skip)]
+        samples: Vec<Nanos>,
+    },
+}
+
+impl Default for Dist {
+    fn default() -> Self {
+        Dist::Constant {
+            value: Nanos::from_millis(1),
+        }
+    }
+}
+
+/// Which channel carries heartbeats and probes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Channel {
+    /// Datagrams: independent latency draws, loss, no flow control.
+    #[default]
+    Control,
+    /// In band, on the ordered data stream (head-of-line blocking included).
+    Data,
+}
+
+/// Links between nodes.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Network {
+    /// One-way latency of control datagrams.
+    pub latency: Dist,
+    /// Independent loss probability of control datagrams.
+    pub loss: f64,
+    /// One-way latency of the data channel (default: `latency`).
+    pub data_latency: Option<Dist>,
+    pub heartbeat_channel: Channel,
+    /// Frames a sender buffers per data link before it blocks.
+    pub send_buffer: u32,
+    /// Frames a receiver queues per data link (the flow-control window).
+    pub receive_queue: u32,
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            latency: Dist::default(),
+            loss: 0.0,
+            data_latency: None,
+            heartbeat_channel: Channel::Control,
+            send_buffer: 64,
+            receive_queue: 64,
+        }
+    }
+}
+
+/// Data traffic of a dataflow topology.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Workload {
+    /// Time between two data frames a source stage sends on each link.
+    pub interval: Dist,
+    /// Processing time of one frame at a stage (its capacity).
+    pub service_time: Dist,
+    /// Optional on/off bursts of the sources: send for `on`, idle for `off`.
+    pub on: Option<Dist>,
+    pub off: Option<Dist>,
+    /// An upstream with nothing to send for this long sends a stream-heartbeat frame.
+    pub idle_frame_interval: Nanos,
+    /// Upstreams announce planned pauses (`pause` faults with `planned = true`)
+    /// with a maintenance frame.
+    pub maintenance_frames: bool,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            interval: Dist::Uniform {
+                min: Nanos::from_millis(5),
+                max: Nanos::from_millis(20),
+            },
+            service_time: Dist::Constant {
+                value: Nanos::from_micros(500),
+            },
+            on: None,
+            off: None,
+            idle_frame_interval: Nanos::from_millis(100),
+            maintenance_frames: false,
+        }
+    }
+}
+
+/// Whether detectors must notice a fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    /// The affected peer must be declared Failed while the fault lasts.
+    Detect,
+    /// The peer must not be suspected because of it.
+    Tolerate,
+}
+
+/// The kinds of fault of §4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    Crash,
+    Restart,
+    Pause,
+    Partition,
+    SlowLink,
+    Loss,
+    Backpressure,
+    Degrade,
+    Clock,
+}
+
+impl FaultKind {
+    pub const fn name(self) -> &'static str {
+        match self {
+            FaultKind::Crash => "crash",
+            FaultKind::Restart => "restart",
+            FaultKind::Pause => "pause",
+            FaultKind::Partition => "partition",
+            FaultKind::SlowLink => "slow-link",
+            FaultKind::Loss => "loss",
+            FaultKind::Backpressure => "backpressure",
+            FaultKind::Degrade => "degrade",
+            FaultKind::Clock => "clock",
+        }
+    }
+
+    /// The default of `expect`: crashes must be detected, the rest tolerated.
+    pub const fn default_expect(self) -> Expect {
+        match self {
+            FaultKind::Crash => Expect::Detect,
+            _ => Expect::Tolerate,
+        }
+    }
+}
+
+/// Shape of a partition.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionShape {
+    /// `node` is cut from everyone.
+    #[default]
+    Isolate,
+    /// `nodes` on one side, the rest on the other.
+    Halves,
+    /// Two halves that can both still reach one `node` (the bridge).
+    Bridge,
+}
+
+/// Partition and link faults may affect one direction only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    #[default]
+    Both,
+    /// Only messages sent by the named side (`node`, `nodes`, or `from`).
+    OneWay,
+}
+
+/// What a partition does to the messages it cuts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionMode {
+    #[default]
+    Drop,
+    /// Held and delivered, in order, when the partition heals.
+    Hold,
+}
+
+/// A duration that may be negative (clock offset steps).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct SignedNanos(pub i64);
+
+impl<'de> Deserialize<'de> for SignedNanos {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let (negative, magnitude) = match text.trim().strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text.trim()),
+        };
+        let value: Nanos = magnitude.parse().map_err(serde::de::Error::custom)?;
+        let value = i64::try_from(value.as_nanos())
+            .map_err(|_| serde::de::Error::custom(format!("`{text}` is too large")))?;
+        Ok(SignedNanos(if negative { -value } else { value }))
+    }
+}
+
+/// One fault of the schedule. Which keys apply depends on `kind`;
+/// [`Scenario::validate`] rejects keys that do not apply.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fault {
+    pub kind: Option<FaultKind>,
+    /// The node affected (crash, restart, pause, degrade, clock, backpressure;
+    /// the isolated node or the bridge of a partition).
+    pub node: Option<String>,
+    /// One side of a `halves` or `bridge` partition.
+    pub nodes: Option<Vec<String>>,
+    pub shape: Option<PartitionShape>,
+    pub direction: Option<Direction>,
+    pub mode: Option<PartitionMode>,
+    /// The link of a slow-link or loss fault (`from` -> `to`; both directions
+    /// unless `direction = "one-way"`). Without them, every link.
+    pub from: Option<String>,
+    pub to: Option<String>,
+    /// Start time; or a random start in `window` (drawn per seed).
+    pub at: Option<Nanos>,
+    pub window: Option<[Nanos; 2]>,
+    /// How long the fault lasts (crash: until the restart; none = to the end).
+    pub duration: Option<Nanos>,
+    /// slow-link: added one-way latency.
+    pub extra_latency: Option<Nanos>,
+    /// loss: drop probability (during bursts, if `burst` is set).
+    pub probability: Option<f64>,
+    /// loss: mean length of loss bursts and of the gaps between them
+    /// (Gilbert-Elliott); without them, loss is independent.
+    pub burst: Option<Nanos>,
+    pub gap: Option<Nanos>,
+    /// backpressure: the stage's capacity factor (0.1 = ten times slower).
+    pub capacity: Option<f64>,
+    /// degrade: extra processing time of every event the node handles.
+    pub slowdown: Option<Nanos>,
+    /// clock: an offset step, and/or a new drift rate (1e-4 = 100 ppm fast).
+    pub offset: Option<SignedNanos>,
+    pub drift: Option<f64>,
+    /// pause: the upstream announces it with a maintenance frame.
+    pub planned: Option<bool>,
+    pub expect: Option<Expect>,
+}
+
+/// Faults drawn at random per seed (swarm testing): a Poisson process of
+/// `rate_per_node_hour` per node, each lasting a draw of `duration`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomFaults {
+    pub kind: FaultKind,
+    pub rate_per_node_hour: f64,
+    pub duration: Option<Dist>,
+    pub extra_latency: Option<Nanos>,
+    pub probability: Option<f64>,
+    pub slowdown: Option<Nanos>,
+    pub capacity: Option<f64>,
+    pub expect: Option<Expect>,
+}
+
+/// A node's local clock from the start: `local = true * (1 + drift) + offset`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockSetup {
+    pub node: String,
+    #[serde(default)]
+    pub drift: f64,
+    #[serde(default)]
+    pub offset: SignedNanos,
+}
+
+/// A scenario value that is out of range or inconsistent, with the path of the
+/// key (`faults[2].node`, `topology.nodes`) so that file readers can point at
+/// its line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub problem: String,
+}
+
+impl ScenarioError {
+    pub fn new(path: impl Into<String>, problem: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            path: path.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.path, self.problem)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn check(ok: bool, path: impl FnOnce() -> String, problem: &str) -> Result<(), ScenarioError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(ScenarioError::new(path(), problem))
+    }
+}
+
+/// Largest topology accepted: far beyond the 1,000-node benchmark, small enough
+/// that a typo cannot ask for a billion nodes.
+pub const MAX_NODES: u32 = 100_000;
+
+impl Topology {
+    /// Node names, in index order.
+    pub fn node_names(&self) -> Vec<String> {
+        match self {
+            Topology::Mesh { nodes, .. } => (0..*nodes).map(|i| format!("n{i}")).collect(),
+            Topology::Dataflow { layers } => layers
+                .iter()
+                .enumerate()
+                .flat_map(|(l, &n)| (0..n).map(move |i| format!("s{l}.{i}")))
+                .collect(),
+        }
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        match self {
+            Topology::Mesh {
+                nodes,
+                monitors_per_node,
+            } => {
+                check(
+                    (2..=MAX_NODES).contains(nodes),
+                    || "topology.nodes".into(),
+                    "must be between 2 and 100000",
+                )?;
+                if let MonitorCount::Count(k) = monitors_per_node {
+                    check(
+                        *k >= 1 && *k < *nodes,
+                        || "topology.monitors_per_node".into(),
+                        "must be at least 1 and less than `nodes`",
+                    )?;
+                }
+            }
+            Topology::Dataflow { layers } => {
+                check(
+                    layers.len() >= 2,
+                    || "topology.layers".into(),
+                    "needs at least two layers (sources and a downstream)",
+                )?;
+                check(
+                    layers.iter().all(|&n| n >= 1),
+                    || "topology.layers".into(),
+                    "every layer needs at least one stage",
+                )?;
+                check(
+                    layers.iter().map(|&n| u64::from(n)).sum::<u64>() <= u64::from(MAX_NODES),
+                    || "topology.layers".into(),
+                    "at most 100000 stages in all",
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Dist {
+    /// Checks the parameters; `path` names the key holding the distribution.
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        let at = |key: &'static str| move || format!("{path}.{key}");
+        match self {
+            Dist::Constant { .. } | Dist::Normal { .. } => Ok(()),
+            Dist::Uniform { min, max } => check(min <= max, at("max"), "must not be below `min`"),
+            Dist::Lognormal { sigma, .. } => check(
+                sigma.is_finite() && *sigma >= 0.0 && *sigma <= 10.0,
+                at("sigma"),
+                "must be between 0 and 10",
+            ),
+            Dist::Pareto { scale, shape } => {
+                check(!scale.is_zero(), at("scale"), "must be a positive duration")?;
+                check(
+                    shape.is_finite() && *shape > 0.0,
+                    at("shape"),
+                    "must be a positive number",
+                )
+            }
+            Dist::Empirical { samples, .. } => {
+                check(!samples.is_empty(), at("file"), "holds no samples")
+            }
+        }
+    }
+}
+
+fn probability(value: f64, path: impl FnOnce() -> String) -> Result<(), ScenarioError> {
+    check(
+        value.is_finite() && (0.0..=1.0).contains(&value),
+        path,
+        "must be a probability between 0 and 1",
+    )
+}
+
+impl Scenario {
+    /// Checks everything that needs the whole scenario: node names exist, each
+    /// fault has the keys its kind needs and none it does not, ranges.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        check(
+            !self.duration.is_zero(),
+            || "duration".into(),
+            "must be a positive duration",
+        )?;
+        check(self.seeds >= 1, || "seeds".into(), "must be at least 1")?;
+        self.topology.validate()?;
+        let names = self.topology.node_names();
+        let known = |node: &str| names.iter().any(|n| n == node);
+
+        let net = &self.network;
+        net.latency.validate("network.latency")?;
+        if let Some(d) = &net.data_latency {
+            d.validate("network.data_latency")?;
+        }
+        probability(net.loss, || "network.loss".into())?;
+        check(
+            net.send_buffer >= 1,
+            || "network.send_buffer".into(),
+            "must be at least 1",
+        )?;
+        check(
+            net.receive_queue >= 1,
+            || "network.receive_queue".into(),
+            "must be at least 1",
+        )?;
+        let w = &self.workload;
+        w.interval.validate("workload.interval")?;
+        w.service_time.validate("workload.service_time")?;
+        if let Some(d) = &w.on {
+            d.validate("workload.on")?;
+        }
+        if let Some(d) = &w.off {
+            d.validate("workload.off")?;
+        }
+        check(
+            w.on.is_some() == w.off.is_some(),
+            || "workload.on".into(),
+            "`on` and `off` go together",
+        )?;
+        check(
+            !w.idle_frame_interval.is_zero(),
+            || "workload.idle_frame_interval".into(),
+            "must be a positive duration",
+        )?;
+
+        check(
+            !self.detectors.is_empty(),
+            || "detectors".into(),
+            "a scenario needs at least one [[detectors]] table",
+        )?;
+        for (i, d) in self.detectors.iter().enumerate() {
+            check(
+                !d.name.trim().is_empty(),
+                || format!("detectors[{i}].name"),
+                "must not be empty",
+            )?;
+            check(
+                !self.detectors[..i].iter().any(|o| o.name == d.name),
+                || format!("detectors[{i}].name"),
+                &format!("`{}` is used by another detector", d.name),
+            )?;
+            d.config
+                .validate()
+                .map_err(|e| ScenarioError::new(format!("detectors[{i}].{}", e.key), e.problem))?;
+        }
+
+        for (i, fault) in self.faults.iter().enumerate() {
+            fault.validate(i, self.duration, &known)?;
+        }
+        for (i, r) in self.random_faults.iter().enumerate() {
+            let path = |key: &str| format!("random_faults[{i}].{key}");
+            check(
+                r.rate_per_node_hour.is_finite() && r.rate_per_node_hour >= 0.0,
+                || path("rate_per_node_hour"),
+                "must be a non-negative number",
+            )?;
+            check(
+                !matches!(
+                    r.kind,
+                    FaultKind::Restart | FaultKind::Clock | FaultKind::Partition
+                ),
+                || path("kind"),
+                "random faults are crash, pause, slow-link, loss, backpressure or degrade",
+            )?;
+            if let Some(d) = &r.duration {
+                d.validate(&path("duration"))?;
+            }
+            if let Some(p) = r.probability {
+                probability(p, || path("probability"))?;
+            }
+            if let Some(c) = r.capacity {
+                check(
+                    c > 0.0 && c <= 1.0,
+                    || path("capacity"),
+                    "must be in (0, 1]",
+                )?;
+            }
+        }
+        for (i, c) in self.clocks.iter().enumerate() {
+            check(
+                known(&c.node),
+                || format!("clocks[{i}].node"),
+                &format!("there is no node `{}`", c.node),
+            )?;
+            check(
+                c.drift.is_finite() && c.drift > -0.5 && c.drift < 0.5,
+                || format!("clocks[{i}].drift"),
+                "must be between -0.5 and 0.5",
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Fault {
+    /// The fault's kind (validated to be present).
+    pub fn kind(&self) -> FaultKind {
+        self.kind.unwrap_or(FaultKind::Crash)
+    }
+
+    /// `expect`, defaulted by kind.
+    pub fn expect(&self) -> Expect {
+        self.expect.unwrap_or(self.kind().default_expect())
+    }
+
+    fn validate(
+        &self,
+        i: usize,
+        run: Nanos,
+        known: &dyn Fn(&str) -> bool,
+    ) -> Result<(), ScenarioError> {
+        let path = |key: &str| format!("faults[{i}].{key}");
+        let Some(kind) = self.kind else {
+            return Err(ScenarioError::new(path("kind"), "missing"));
+        };
+        use FaultKind as K;
+        // Which optional keys each kind takes.
+        let allowed: &[&str] = match kind {
+            K::Crash | K::Restart => &["node", "duration"],
+            K::Pause => &["node", "duration", "planned"],
+            K::Partition => &["node", "nodes", "shape", "direction", "mode", "duration"],
+            K::SlowLink => &["from", "to", "direction", "extra_latency", "duration"],
+            K::Loss => &[
+                "from",
+                "to",
+                "direction",
+                "probability",
+                "burst",
+                "gap",
+                "duration",
+            ],
+            K::Backpressure => &["node", "capacity", "duration"],
+            K::Degrade => &["node", "slowdown", "duration"],
+            K::Clock => &["node", "offset", "drift"],
+        };
+        let present: [(&str, bool); 16] = [
+            ("node", self.node.is_some()),
+            ("nodes", self.nodes.is_some()),
+            ("shape", self.shape.is_some()),
+            ("direction", self.direction.is_some()),
+            ("mode", self.mode.is_some()),
+            ("from", self.from.is_some()),
+            ("to", self.to.is_some()),
+            ("duration", self.duration.is_some()),
+            ("extra_latency", self.extra_latency.is_some()),
+            ("probability", self.probability.is_some()),
+            ("burst", self.burst.is_some()),
+            ("gap", self.gap.is_some()),
+            ("capacity", self.capacity.is_some()),
+            ("slowdown", self.slowdown.is_some()),
+            ("offset", self.offset.is_some()),
+            ("drift", self.drift.is_some()),
+        ];
+        for (key, is_set) in present {
+            check(
+                !is_set || allowed.contains(&key),
+                || path(key),
+                &format!(
+                    "does not apply to a `{}` fault (it takes {})",
+                    kind.name(),
+                    allowed.join(", ")
+                ),
+            )?;
+        }
+        check(
+            self.planned.is_none() || kind == K::Pause,
+            || path("planned"),
+            "only applies to a `pause` fault",
+        )?;
+
+        // When.
+        match (self.at, self.window) {
+            (Some(at), None) => check(at < run, || path("at"), "is not before the end of the run")?,
+            (None, Some([from, to])) => {
+                check(from <= to, || path("window"), "must be [earliest, latest]")?;
+                check(to < run, || path("window"), "ends after the run")?;
+            }
+            (Some(_), Some(_)) => {
+                return Err(ScenarioError::new(
+                    path("window"),
+                    "give `at` or `window`, not both",
+                ))
+            }
+            (None, None) => {
+                return Err(ScenarioError::new(
+                    path("at"),
+                    "missing; give `at` or `window`",
+                ))
+            }
+        }
+
+        // Who.
+        let node_ok = |key: &str, node: &Option<String>| -> Result<(), ScenarioError> {
+            match node {
+                Some(n) => check(known(n), || path(key), &format!("there is no node `{n}`")),
+                None => Ok(()),
+            }
+        };
+        node_ok("node", &self.node)?;
+        node_ok("from", &self.from)?;
+        node_ok("to", &self.to)?;
+        if let Some(nodes) = &self.nodes {
+            for n in nodes {
+                check(
+                    known(n),
+                    || path("nodes"),
+                    &format!("there is no node `{n}`"),
+                )?;
+            }
+        }
+        let needs = |key: &str, ok: bool| check(ok, || path(key), "missing");
+        match kind {
+            K::Crash | K::Restart | K::Pause | K::Degrade | K::Clock | K::Backpressure => {
+                needs("node", self.node.is_some())?
+            }
+            K::Partition => match self.shape.unwrap_or_default() {
+                PartitionShape::Isolate => needs("node", self.node.is_some())?,
+                PartitionShape::Halves => needs("nodes", self.nodes.is_some())?,
+                PartitionShape::Bridge => {
+                    needs("nodes", self.nodes.is_some())?;
+                    needs("node", self.node.is_some())?;
+                }
+            },
+            K::SlowLink => needs("extra_latency", self.extra_latency.is_some())?,
+            K::Loss => {
+                needs("probability", self.probability.is_some())?;
+                check(
+                    self.burst.is_some() == self.gap.is_some(),
+                    || path("burst"),
+                    "`burst` and `gap` go together",
+                )?;
+            }
+        }
+        check(
+            self.from.is_some() == self.to.is_some(),
+            || path("to"),
+            "`from` and `to` go together",
+        )?;
+        if let Some(p) = self.probability {
+            probability(p, || path("probability"))?;
+        }
+        if let Some(c) = self.capacity {
+            check(
+                c.is_finite() && c > 0.0 && c <= 1.0,
+                || path("capacity"),
+                "must be in (0, 1]",
+            )?;
+        }
+        if let Some(d) = self.drift {
+            check(
+                d.is_finite() && d > -0.5 && d < 0.5,
+                || path("drift"),
+                "must be between -0.5 and 0.5",
+            )?;
+        }
+        if kind == K::Clock {
+            check(
+                self.offset.is_some() || self.drift.is_some(),
+                || path("offset"),
+                "a clock fault needs `offset` or `drift`",
+            )?;
+        }
+        Ok(())
+    }
+}
