@@ -1,0 +1,1175 @@
+//! The discrete-event engine: one run of one scenario with one seed.
+//!
+//! Virtual time is integer nanoseconds of true time; one event queue ordered
+//! by `(time, insertion sequence)`; no wall clock anywhere. Every detector is
+//! driven only through its sans-IO interface: inputs with the monitor's local
+//! time, and a timer at the instant `poll_timeout` names (kept lazily: an
+//! earlier pending timer is left in place and re-armed when it fires, so a
+//! heartbeat that pushes the deadline back costs no queue operation).
+//!
+//! Shadow mode: every detector of the scenario has its own instance on every
+//! monitored pair, its own liveness traffic (heartbeats at its interval,
+//! probes) sent by the simulated nodes, and its own random stream for that
+//! traffic, while faults, the data plane and the ground truth are shared. So
+//! detectors are compared on identical conditions, and adding one changes no
+//! other draw.
+//!
+//! Node semantics (spec §4): a crashed node handles nothing and loses its
+//! events; a paused node handles nothing, sends nothing and fires no timer,
+//! then handles its backlog late, in order, when it resumes (after telling its
+//! detectors how long it stalled); a degraded node spends `slowdown` on every
+//! event it handles, so events queue behind each other.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use fdlab_protocol::{Detector, FailureDetector, Frame, Nanos, ProbeId, Verdict};
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use crate::clock::Clock;
+use crate::dist::Sampler;
+use crate::faults::{Action, Schedule};
+use crate::outcome::{DetectorTimeline, PairOutcome, RunOutcome};
+use crate::rng::{name_hash, Purpose, Streams};
+use crate::scenario::{Channel, Scenario};
+use crate::topology::Layout;
+
+/// Size of a heartbeat or probe datagram, for the overhead figures (a small
+/// UDP payload with its headers).
+pub const LIVENESS_MESSAGE_BYTES: u64 = 64;
+/// Size of a stream-heartbeat frame on a data link.
+pub const STREAM_HEARTBEAT_BYTES: u64 = 16;
+/// A send buffer fuller than this share makes its sender emit backpressure frames.
+pub const BACKPRESSURE_SHARE: f64 = 0.8;
+/// Local health degradation score a degraded node reports to its probing
+/// detectors (Orleans counts one point per failing local health check).
+pub const DEGRADED_HEALTH_SCORE: u32 = 1;
+
+/// One line of a replay trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceRecord {
+    pub time: Nanos,
+    pub event: &'static str,
+    pub node: u32,
+    pub peer: Option<u32>,
+    pub detector: Option<u16>,
+    pub detail: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Msg {
+    Heartbeat { slot: u32 },
+    Probe { slot: u32, id: u64 },
+    ProbeReply { slot: u32, id: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Event {
+    HeartbeatTick { slot: u32, gen: u32 },
+    DetectorTimer { slot: u32, gen: u32 },
+    Arrive { to: u32, msg: Msg },
+    Fault { action: u32 },
+    SourceEmit { link: u32, gen: u32 },
+    DataArrive { link: u32 },
+    ServiceDone { node: u32, gen: u32 },
+    IdleCheck { link: u32, gen: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    time: Nanos,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.time, self.seq) == (other.time, other.seq)
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.time, self.seq).cmp(&(other.time, other.seq))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Up,
+    Crashed,
+    Paused { since: Nanos },
+}
+
+struct Node {
+    status: Status,
+    clock: Clock,
+    busy_until: Nanos,
+    slowdown: Nanos,
+    backlog: Vec<Event>,
+    // Dataflow stage state.
+    input: VecDeque<u32>,
+    busy: bool,
+    /// Output link a finished frame waits for (its send buffer was full).
+    blocked_on: Option<u32>,
+    service_gen: u32,
+    next_output: usize,
+    capacity: f64,
+    service_rng: ChaCha8Rng,
+    downstream: Vec<u32>,
+}
+
+/// One detector on one monitored pair.
+struct Slot {
+    pair: u32,
+    det: u16,
+    detector: Detector,
+    verdict: Verdict,
+    timer_at: Option<Nanos>,
+    timer_gen: u32,
+    hb_gen: u32,
+    rng: ChaCha8Rng,
+    timeline: DetectorTimeline,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Item {
+    Data,
+    /// An in-band heartbeat of a detector slot (`heartbeat_channel = "data"`).
+    Heartbeat {
+        slot: u32,
+    },
+    /// A control frame: bypasses the send buffer and the window.
+    Control(Frame),
+}
+
+struct Link {
+    from: u32,
+    to: u32,
+    pair: u32,
+    buffer: VecDeque<Item>,
+    in_flight: VecDeque<Item>,
+    /// Window use: data items in flight plus queued at the receiver.
+    window_used: u32,
+    last_arrival: Nanos,
+    last_sent: Nanos,
+    emit_gen: u32,
+    idle_gen: u32,
+    /// End of the current "on" period of a bursty source.
+    on_until: Option<Nanos>,
+    workload_rng: ChaCha8Rng,
+    latency_rng: ChaCha8Rng,
+}
+
+/// Per-detector facts the host needs.
+struct DetInfo {
+    heartbeat: Option<Nanos>,
+    probes: bool,
+    stream: bool,
+}
+
+/// One run of a scenario.
+pub struct Simulation<'a> {
+    scenario: &'a Scenario,
+    streams: Streams,
+    now: Nanos,
+    seq: u64,
+    queue: BinaryHeap<Reverse<Entry>>,
+    events: u64,
+    nodes: Vec<Node>,
+    layout: Layout,
+    pairs_link: Vec<Option<u32>>,
+    slots: Vec<Slot>,
+    /// Slots whose monitor / target is each node.
+    by_monitor: Vec<Vec<u32>>,
+    by_target: Vec<Vec<u32>>,
+    dets: Vec<DetInfo>,
+    links: Vec<Link>,
+    schedule: Schedule,
+    held: Vec<Vec<(u32, u32, Msg)>>,
+    latency: Sampler,
+    data_latency: Sampler,
+    interval: Sampler,
+    service: Sampler,
+    on: Option<Sampler>,
+    off: Option<Sampler>,
+    trace: Option<Vec<TraceRecord>>,
+}
+
+impl<'a> Simulation<'a> {
+    /// Builds the run (validate the scenario first).
+    pub fn new(scenario: &'a Scenario, seed: u64, trace: bool) -> Simulation<'a> {
+        let streams = Streams::new(seed);
+        let layout = Layout::build(&scenario.topology, &streams);
+        let schedule = Schedule::resolve(scenario, &layout.nodes, &streams);
+        let n = layout.nodes.len();
+        let mut nodes: Vec<Node> = (0..n)
+            .map(|i| Node {
+                status: Status::Up,
+                clock: Clock::default(),
+                busy_until: Nanos::ZERO,
+                slowdown: Nanos::ZERO,
+                backlog: Vec::new(),
+                input: VecDeque::new(),
+                busy: false,
+                blocked_on: None,
+                service_gen: 0,
+                next_output: 0,
+                capacity: 1.0,
+                service_rng: streams.stream(Purpose::Service, &[i as u64]),
+                downstream: Vec::new(),
+            })
+            .collect();
+        for c in &scenario.clocks {
+            if let Some(i) = layout.nodes.iter().position(|x| *x == c.node) {
+                nodes[i].clock = Clock::new(c.drift, c.offset.0);
+            }
+        }
+        let dets: Vec<DetInfo> = scenario
+            .detectors
+            .iter()
+            .map(|d| DetInfo {
+                heartbeat: d.config.heartbeat_interval(),
+                probes: d.config.uses_probes(),
+                stream: d.config.uses_data_stream(),
+            })
+            .collect();
+        let mut pairs_link = vec![None; layout.pairs.len()];
+        let mut links = Vec::with_capacity(layout.links.len());
+        for (i, l) in layout.links.iter().enumerate() {
+            let pair = layout
+                .pairs
+                .binary_search(&(l.to, l.from))
+                .expect("every data link is a monitored pair");
+            pairs_link[pair] = Some(i as u32);
+            nodes[l.from as usize].downstream.push(i as u32);
+            let ids = [u64::from(l.from), u64::from(l.to)];
+            links.push(Link {
+                from: l.from,
+                to: l.to,
+                pair: pair as u32,
+                buffer: VecDeque::new(),
+                in_flight: VecDeque::new(),
+                window_used: 0,
+                last_arrival: Nanos::ZERO,
+                last_sent: Nanos::ZERO,
+                emit_gen: 0,
+                idle_gen: 0,
+                on_until: None,
+                workload_rng: streams.stream(Purpose::Workload, &ids),
+                latency_rng: streams.stream(Purpose::DataLink, &ids),
+            });
+        }
+        let mut slots = Vec::with_capacity(layout.pairs.len() * scenario.detectors.len());
+        for (p, &(m, t)) in layout.pairs.iter().enumerate() {
+            for (d, setup) in scenario.detectors.iter().enumerate() {
+                let ids = [u64::from(m), u64::from(t), name_hash(&setup.name)];
+                let start = nodes[m as usize].clock.local(Nanos::ZERO);
+                slots.push(Slot {
+                    pair: p as u32,
+                    det: d as u16,
+                    detector: Detector::new(setup.config.clone(), start)
+                        .expect("validated scenario"),
+                    verdict: Verdict::Alive,
+                    timer_at: None,
+                    timer_gen: 0,
+                    hb_gen: 0,
+                    rng: streams.stream(Purpose::Liveness, &ids),
+                    timeline: DetectorTimeline::default(),
+                });
+            }
+        }
+        let mut by_monitor = vec![Vec::new(); n];
+        let mut by_target = vec![Vec::new(); n];
+        for (i, slot) in slots.iter().enumerate() {
+            let (m, t) = layout.pairs[slot.pair as usize];
+            by_monitor[m as usize].push(i as u32);
+            by_target[t as usize].push(i as u32);
+        }
+        let net = &scenario.network;
+        let held = vec![Vec::new(); schedule.partitions.len()];
+        Simulation {
+            scenario,
+            streams,
+            now: Nanos::ZERO,
+            seq: 0,
+            queue: BinaryHeap::new(),
+            events: 0,
+            nodes,
+            pairs_link,
+            slots,
+            by_monitor,
+            by_target,
+            dets,
+            links,
+            held,
+            latency: Sampler::new(&net.latency),
+            data_latency: Sampler::new(net.data_latency.as_ref().unwrap_or(&net.latency)),
+            interval: Sampler::new(&scenario.workload.interval),
+            service: Sampler::new(&scenario.workload.service_time),
+            on: scenario.workload.on.as_ref().map(Sampler::new),
+            off: scenario.workload.off.as_ref().map(Sampler::new),
+            schedule,
+            layout,
+            trace: trace.then(Vec::new),
+        }
+    }
+
+    fn push(&mut self, time: Nanos, event: Event) {
+        self.seq += 1;
+        self.queue.push(Reverse(Entry {
+            time,
+            seq: self.seq,
+            event,
+        }));
+    }
+
+    fn log(
+        &mut self,
+        event: &'static str,
+        node: u32,
+        peer: Option<u32>,
+        detector: Option<u16>,
+        detail: impl FnOnce() -> String,
+    ) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(TraceRecord {
+                time: self.now,
+                event,
+                node,
+                peer,
+                detector,
+                detail: detail(),
+            });
+        }
+    }
+
+    fn local(&self, node: u32) -> Nanos {
+        self.nodes[node as usize].clock.local(self.now)
+    }
+
+    fn pair(&self, slot: u32) -> (u32, u32) {
+        self.layout.pairs[self.slots[slot as usize].pair as usize]
+    }
+
+    /// Runs to the end and returns what happened (and the trace, if asked).
+    pub fn run(mut self) -> (RunOutcome, Option<Vec<TraceRecord>>) {
+        self.start();
+        let end = self.scenario.duration;
+        while let Some(Reverse(entry)) = self.queue.pop() {
+            if entry.time > end {
+                break;
+            }
+            self.now = entry.time;
+            self.events += 1;
+            self.dispatch(entry.event);
+        }
+        self.now = end;
+        self.finish()
+    }
+
+    fn start(&mut self) {
+        for (i, &(t, _)) in self.schedule.actions.iter().enumerate() {
+            self.seq += 1;
+            let seq = self.seq;
+            self.queue.push(Reverse(Entry {
+                time: t,
+                seq,
+                event: Event::Fault { action: i as u32 },
+            }));
+        }
+        for slot in 0..self.slots.len() as u32 {
+            self.start_slot(slot, true);
+        }
+        for link in 0..self.links.len() as u32 {
+            self.start_link(link);
+        }
+    }
+
+    /// Starts a slot's liveness traffic: the target's heartbeat sender and the
+    /// monitor's probing. `as_monitor`/target restarts call parts of it.
+    fn start_slot(&mut self, slot: u32, as_monitor: bool) {
+        let det = self.slots[slot as usize].det as usize;
+        if let Some(interval) = self.dets[det].heartbeat {
+            self.start_heartbeats(slot, interval);
+        }
+        if as_monitor {
+            self.start_monitoring(slot);
+        }
+    }
+
+    fn start_heartbeats(&mut self, slot: u32, interval: Nanos) {
+        let s = &mut self.slots[slot as usize];
+        s.hb_gen += 1;
+        let gen = s.hb_gen;
+        let phase = Nanos(s.rng.random_range(0..interval.as_nanos().max(1)));
+        self.push(self.now + phase, Event::HeartbeatTick { slot, gen });
+    }
+
+    fn start_monitoring(&mut self, slot: u32) {
+        let det = self.slots[slot as usize].det as usize;
+        if self.dets[det].probes {
+            let (m, _) = self.pair(slot);
+            let local = self.local(m);
+            let s = &mut self.slots[slot as usize];
+            let jitter: f64 = s.rng.random();
+            s.detector.handle_start_probing(local, jitter);
+        }
+        self.after_input(slot);
+    }
+
+    fn start_link(&mut self, link: u32) {
+        let from = self.links[link as usize].from;
+        let l = &mut self.links[link as usize];
+        l.emit_gen += 1;
+        l.idle_gen += 1;
+        l.last_sent = self.now;
+        let (emit_gen, idle_gen) = (l.emit_gen, l.idle_gen);
+        if self.layout.layer[from as usize] == 0 {
+            let gap = self
+                .interval
+                .sample(&mut self.links[link as usize].workload_rng);
+            self.push(
+                self.now + gap,
+                Event::SourceEmit {
+                    link,
+                    gen: emit_gen,
+                },
+            );
+        }
+        let idle = self.scenario.workload.idle_frame_interval;
+        self.push(
+            self.now + idle,
+            Event::IdleCheck {
+                link,
+                gen: idle_gen,
+            },
+        );
+    }
+
+    fn owner(&self, event: &Event) -> Option<u32> {
+        match *event {
+            Event::HeartbeatTick { slot, .. } => Some(self.pair(slot).1),
+            Event::DetectorTimer { slot, .. } => Some(self.pair(slot).0),
+            Event::Arrive { to, .. } => Some(to),
+            Event::Fault { .. } => None,
+            Event::SourceEmit { link, .. } | Event::IdleCheck { link, .. } => {
+                Some(self.links[link as usize].from)
+            }
+            Event::DataArrive { link } => Some(self.links[link as usize].to),
+            Event::ServiceDone { node, .. } => Some(node),
+        }
+    }
+
+    fn dispatch(&mut self, event: Event) {
+        if let Some(n) = self.owner(&event) {
+            let node = &mut self.nodes[n as usize];
+            match node.status {
+                Status::Crashed => {
+                    self.lost_at_crashed(n, event);
+                    return;
+                }
+                Status::Paused { .. } => {
+                    node.backlog.push(event);
+                    return;
+                }
+                Status::Up => {
+                    if self.now < node.busy_until {
+                        let at = node.busy_until;
+                        self.push(at, event);
+                        return;
+                    }
+                    if !node.slowdown.is_zero() {
+                        node.busy_until = self.now + node.slowdown;
+                    }
+                }
+            }
+        }
+        match event {
+            Event::HeartbeatTick { slot, gen } => self.heartbeat_tick(slot, gen),
+            Event::DetectorTimer { slot, gen } => self.detector_timer(slot, gen),
+            Event::Arrive { to, msg } => self.arrive(to, msg),
+            Event::Fault { action } => self.fault(action),
+            Event::SourceEmit { link, gen } => self.source_emit(link, gen),
+            Event::DataArrive { link } => self.data_arrive(link),
+            Event::ServiceDone { node, gen } => self.service_done(node, gen),
+            Event::IdleCheck { link, gen } => self.idle_check(link, gen),
+        }
+    }
+
+    /// An event owned by a crashed node is lost; data in flight to it still
+    /// leaves the link (and frees its window).
+    fn lost_at_crashed(&mut self, node: u32, event: Event) {
+        match event {
+            Event::DataArrive { link } => {
+                let l = &mut self.links[link as usize];
+                if let Some(item) = l.in_flight.pop_front() {
+                    if !matches!(item, Item::Control(_)) {
+                        l.window_used = l.window_used.saturating_sub(1);
+                    }
+                }
+                let from = l.from;
+                self.log("drop", node, Some(from), None, || {
+                    "data frame: receiver crashed".into()
+                });
+                self.try_transmit(link);
+            }
+            Event::Arrive { msg, .. } => {
+                let slot = match msg {
+                    Msg::Heartbeat { slot }
+                    | Msg::Probe { slot, .. }
+                    | Msg::ProbeReply { slot, .. } => slot,
+                };
+                let det = self.slots[slot as usize].det;
+                self.log("drop", node, None, Some(det), || {
+                    format!("{msg:?}: receiver crashed")
+                });
+            }
+            _ => {}
+        }
+    }
+
+    // ---- liveness traffic -------------------------------------------------
+
+    fn heartbeat_tick(&mut self, slot: u32, gen: u32) {
+        if self.slots[slot as usize].hb_gen != gen {
+            return;
+        }
+        let det = self.slots[slot as usize].det as usize;
+        let Some(interval) = self.dets[det].heartbeat else {
+            return;
+        };
+        let (m, t) = self.pair(slot);
+        let pair = self.slots[slot as usize].pair as usize;
+        match (
+            self.scenario.network.heartbeat_channel,
+            self.pairs_link[pair],
+        ) {
+            (Channel::Data, Some(link)) => {
+                self.count(slot, LIVENESS_MESSAGE_BYTES);
+                let cap = self.scenario.network.send_buffer as usize;
+                if self.links[link as usize].buffer.len() < cap {
+                    self.links[link as usize]
+                        .buffer
+                        .push_back(Item::Heartbeat { slot });
+                    self.try_transmit(link);
+                } else {
+                    let d = det as u16;
+                    self.log("drop", t, Some(m), Some(d), || {
+                        "heartbeat: send buffer full".into()
+                    });
+                }
+            }
+            _ => self.send(t, m, Msg::Heartbeat { slot }),
+        }
+        // Next tick on the sender's local clock (a fixed-delay timer: after a
+        // pause it fires once, late, then resumes its period).
+        let clock = self.nodes[t as usize].clock;
+        let next = clock.true_at(clock.local(self.now) + interval, self.now + Nanos(1));
+        self.push(next, Event::HeartbeatTick { slot, gen });
+    }
+
+    fn count(&mut self, slot: u32, bytes: u64) {
+        let tl = &mut self.slots[slot as usize].timeline;
+        tl.messages += 1;
+        tl.bytes += bytes;
+    }
+
+    /// Sends a control datagram for a detector slot.
+    fn send(&mut self, from: u32, to: u32, msg: Msg) {
+        let slot = match msg {
+            Msg::Heartbeat { slot } | Msg::Probe { slot, .. } | Msg::ProbeReply { slot, .. } => {
+                slot
+            }
+        };
+        self.count(slot, LIVENESS_MESSAGE_BYTES);
+        let det = self.slots[slot as usize].det;
+        let now = self.now;
+        if let Some(p) = self
+            .schedule
+            .partitions
+            .iter()
+            .position(|p| p.cuts(from, to, now))
+        {
+            if self.schedule.partitions[p].hold {
+                self.held[p].push((from, to, msg));
+                self.log("hold", from, Some(to), Some(det), || format!("{msg:?}"));
+            } else {
+                self.log("drop", from, Some(to), Some(det), || {
+                    format!("{msg:?}: partition")
+                });
+            }
+            return;
+        }
+        self.transmit_datagram(from, to, msg, slot);
+    }
+
+    fn transmit_datagram(&mut self, from: u32, to: u32, msg: Msg, slot: u32) {
+        let now = self.now;
+        let mut keep = 1.0 - self.scenario.network.loss;
+        let mut extra = Nanos::ZERO;
+        for lf in &self.schedule.link_faults {
+            if lf.applies(from, to, now) {
+                keep *= 1.0 - lf.loss_at(now);
+                extra = extra + lf.extra_latency;
+            }
+        }
+        let s = &mut self.slots[slot as usize];
+        if keep < 1.0 && s.rng.random::<f64>() >= keep {
+            let det = s.det;
+            self.log("drop", from, Some(to), Some(det), || {
+                format!("{msg:?}: loss")
+            });
+            return;
+        }
+        let latency = self.latency.sample(&mut s.rng) + extra;
+        self.push(now + latency, Event::Arrive { to, msg });
+    }
+
+    fn arrive(&mut self, to: u32, msg: Msg) {
+        let local = self.local(to);
+        match msg {
+            Msg::Heartbeat { slot } => {
+                let (_, t) = self.pair(slot);
+                let det = self.slots[slot as usize].det;
+                self.log("deliver", to, Some(t), Some(det), || "heartbeat".into());
+                self.slots[slot as usize].detector.handle_heartbeat(local);
+                self.after_input(slot);
+            }
+            Msg::Probe { slot, id } => {
+                let (m, _) = self.pair(slot);
+                let det = self.slots[slot as usize].det;
+                self.log("deliver", to, Some(m), Some(det), || format!("probe {id}"));
+                self.send(to, m, Msg::ProbeReply { slot, id });
+            }
+            Msg::ProbeReply { slot, id } => {
+                let (_, t) = self.pair(slot);
+                let det = self.slots[slot as usize].det;
+                self.log("deliver", to, Some(t), Some(det), || {
+                    format!("probe reply {id}")
+                });
+                self.slots[slot as usize]
+                    .detector
+                    .handle_probe_reply(local, ProbeId(id));
+                self.after_input(slot);
+            }
+        }
+    }
+
+    /// After any input to a slot's detector: send its probes, record a verdict
+    /// change, and keep its timer armed.
+    fn after_input(&mut self, slot: u32) {
+        let (m, t) = self.pair(slot);
+        while let Some(tx) = self.slots[slot as usize].detector.poll_transmit() {
+            self.send(
+                m,
+                t,
+                Msg::Probe {
+                    slot,
+                    id: tx.probe.0,
+                },
+            );
+        }
+        self.record(slot);
+        let Some(local_due) = self.slots[slot as usize].detector.poll_timeout() else {
+            return;
+        };
+        let due = self.nodes[m as usize].clock.true_at(local_due, self.now);
+        let s = &mut self.slots[slot as usize];
+        if s.timer_at.is_none_or(|at| due < at) {
+            s.timer_gen += 1;
+            s.timer_at = Some(due);
+            let gen = s.timer_gen;
+            self.push(due, Event::DetectorTimer { slot, gen });
+        }
+    }
+
+    fn record(&mut self, slot: u32) {
+        let s = &mut self.slots[slot as usize];
+        let verdict = s.detector.verdict();
+        if verdict != s.verdict {
+            s.verdict = verdict;
+            s.timeline.changes.push((self.now, verdict));
+            let det = s.det;
+            let (m, t) = self.pair(slot);
+            self.log("verdict", m, Some(t), Some(det), || verdict.as_str().into());
+        }
+    }
+
+    fn detector_timer(&mut self, slot: u32, gen: u32) {
+        if self.slots[slot as usize].timer_gen != gen {
+            return;
+        }
+        let (m, _) = self.pair(slot);
+        let local = self.local(m);
+        let s = &mut self.slots[slot as usize];
+        s.timer_at = None;
+        if s.detector.poll_timeout().is_some_and(|due| due <= local) {
+            s.detector.handle_timeout(local);
+        }
+        self.after_input(slot);
+    }
+
+    /// Re-arms every timer of `node` (its clock changed).
+    fn rearm_node(&mut self, node: u32) {
+        for i in 0..self.by_monitor[node as usize].len() {
+            let slot = self.by_monitor[node as usize][i];
+            self.slots[slot as usize].timer_at = None;
+            self.slots[slot as usize].timer_gen += 1;
+            self.after_input(slot);
+        }
+        for i in 0..self.by_target[node as usize].len() {
+            let slot = self.by_target[node as usize][i];
+            let det = self.slots[slot as usize].det as usize;
+            if let Some(interval) = self.dets[det].heartbeat {
+                self.start_heartbeats(slot, interval);
+            }
+        }
+    }
+
+    // ---- faults -----------------------------------------------------------
+
+    fn fault(&mut self, action: u32) {
+        let (_, action) = self.schedule.actions[action as usize];
+        match action {
+            Action::Crash { node } => self.crash(node),
+            Action::Restart { node } => self.restart(node),
+            Action::PauseStart { node, planned } => {
+                if self.nodes[node as usize].status != Status::Up {
+                    return;
+                }
+                if let Some(pause) = planned {
+                    if self.scenario.workload.maintenance_frames {
+                        let outputs = self.nodes[node as usize].downstream.clone();
+                        for link in outputs {
+                            self.send_control(link, Frame::Maintenance { pause });
+                        }
+                    }
+                }
+                self.log("fault", node, None, None, || "pause".into());
+                self.nodes[node as usize].status = Status::Paused { since: self.now };
+            }
+            Action::PauseEnd { node } => self.resume(node),
+            Action::Heal { partition } => {
+                self.log("fault", 0, None, None, || {
+                    format!("partition {partition} heals")
+                });
+                let held = std::mem::take(&mut self.held[partition as usize]);
+                for (from, to, msg) in held {
+                    let slot = match msg {
+                        Msg::Heartbeat { slot }
+                        | Msg::Probe { slot, .. }
+                        | Msg::ProbeReply { slot, .. } => slot,
+                    };
+                    self.transmit_datagram(from, to, msg, slot);
+                }
+                for link in 0..self.links.len() as u32 {
+                    self.try_transmit(link);
+                }
+            }
+            Action::BackpressureStart { node, capacity } => {
+                self.log("fault", node, None, None, || {
+                    format!("backpressure x{capacity}")
+                });
+                self.nodes[node as usize].capacity = capacity;
+            }
+            Action::BackpressureEnd { node } => self.nodes[node as usize].capacity = 1.0,
+            Action::DegradeStart { node, slowdown } => {
+                self.log("fault", node, None, None, || format!("degrade +{slowdown}"));
+                self.nodes[node as usize].slowdown = slowdown;
+                self.set_health(node, DEGRADED_HEALTH_SCORE);
+            }
+            Action::DegradeEnd { node } => {
+                self.nodes[node as usize].slowdown = Nanos::ZERO;
+                self.set_health(node, 0);
+            }
+            Action::ClockStep { node, offset } => {
+                self.log("fault", node, None, None, || {
+                    format!("clock step {offset} ns")
+                });
+                let now = self.now;
+                self.nodes[node as usize].clock.step(now, offset);
+                self.rearm_node(node);
+            }
+            Action::ClockDrift { node, drift } => {
+                self.log("fault", node, None, None, || format!("clock drift {drift}"));
+                let now = self.now;
+                self.nodes[node as usize].clock.set_drift(now, drift);
+                self.rearm_node(node);
+            }
+        }
+    }
+
+    fn crash(&mut self, node: u32) {
+        if self.nodes[node as usize].status == Status::Crashed {
+            return;
+        }
+        self.log("fault", node, None, None, || "crash".into());
+        let n = &mut self.nodes[node as usize];
+        n.status = Status::Crashed;
+        n.backlog.clear();
+        n.input.clear();
+        n.busy = false;
+        n.blocked_on = None;
+        n.service_gen += 1;
+        for link in &mut self.links {
+            if link.from == node {
+                link.buffer.clear();
+            }
+            if link.to == node {
+                // Its input queue is gone: the window frees up.
+                let in_flight_data = link
+                    .in_flight
+                    .iter()
+                    .filter(|i| !matches!(i, Item::Control(_)))
+                    .count();
+                link.window_used = in_flight_data as u32;
+            }
+        }
+    }
+
+    fn set_health(&mut self, node: u32, score: u32) {
+        if self.nodes[node as usize].status == Status::Crashed {
+            return;
+        }
+        let local = self.local(node);
+        for i in 0..self.by_monitor[node as usize].len() {
+            let slot = self.by_monitor[node as usize][i];
+            self.slots[slot as usize]
+                .detector
+                .handle_local_health(local, score);
+            self.after_input(slot);
+        }
+    }
+
+    fn resume(&mut self, node: u32) {
+        let Status::Paused { since } = self.nodes[node as usize].status else {
+            return;
+        };
+        self.log("fault", node, None, None, || "resume".into());
+        self.nodes[node as usize].status = Status::Up;
+        let stall = self.now - since;
+        let local = self.local(node);
+        // Detectors learn of the stall before the backlog reaches them.
+        for i in 0..self.by_monitor[node as usize].len() {
+            let slot = self.by_monitor[node as usize][i];
+            self.slots[slot as usize]
+                .detector
+                .handle_local_stall(local, stall);
+            self.record(slot);
+        }
+        let backlog = std::mem::take(&mut self.nodes[node as usize].backlog);
+        for event in backlog {
+            self.push(self.now, event);
+        }
+        let outputs = self.nodes[node as usize].downstream.clone();
+        for link in outputs {
+            self.try_transmit(link);
+        }
+    }
+
+    fn restart(&mut self, node: u32) {
+        if self.nodes[node as usize].status != Status::Crashed {
+            // A restart of a running process: it crashes and comes back at once.
+            self.crash(node);
+        }
+        self.log("fault", node, None, None, || "restart".into());
+        let n = &mut self.nodes[node as usize];
+        n.status = Status::Up;
+        n.busy_until = self.now;
+        let local = self.local(node);
+        for i in 0..self.by_monitor[node as usize].len() {
+            // A new incarnation monitors from scratch.
+            let slot = self.by_monitor[node as usize][i];
+            let det = self.slots[slot as usize].det as usize;
+            let config = self.scenario.detectors[det].config.clone();
+            let s = &mut self.slots[slot as usize];
+            s.detector = Detector::new(config, local).expect("validated scenario");
+            s.timer_at = None;
+            s.timer_gen += 1;
+            self.start_monitoring(slot);
+        }
+        for i in 0..self.by_target[node as usize].len() {
+            let slot = self.by_target[node as usize][i];
+            let det = self.slots[slot as usize].det as usize;
+            if let Some(interval) = self.dets[det].heartbeat {
+                self.start_heartbeats(slot, interval);
+            }
+        }
+        for link in 0..self.links.len() as u32 {
+            if self.links[link as usize].from == node {
+                self.start_link(link);
+            }
+        }
+    }
+
+    // ---- data plane -------------------------------------------------------
+
+    fn source_emit(&mut self, link: u32, gen: u32) {
+        if self.links[link as usize].emit_gen != gen {
+            return;
+        }
+        let now = self.now;
+        // Bursty sources: idle through an "off" period.
+        if let (Some(on), Some(off)) = (&self.on, &self.off) {
+            let l = &mut self.links[link as usize];
+            match l.on_until {
+                None => l.on_until = Some(now + on.sample(&mut l.workload_rng)),
+                Some(until) if now >= until => {
+                    let resume = now + off.sample(&mut l.workload_rng);
+                    l.on_until = Some(resume + on.sample(&mut l.workload_rng));
+                    self.push(resume, Event::SourceEmit { link, gen });
+                    return;
+                }
+                Some(_) => {}
+            }
+        }
+        self.offer(link, Item::Data);
+        let gap = self
+            .interval
+            .sample(&mut self.links[link as usize].workload_rng);
+        self.push(now + gap.max(Nanos(1)), Event::SourceEmit { link, gen });
+    }
+
+    /// Puts a frame in a link's send buffer; returns false if it is full. A
+    /// buffer over [`BACKPRESSURE_SHARE`] full also sends a backpressure frame.
+    fn offer(&mut self, link: u32, item: Item) -> bool {
+        let cap = self.scenario.network.send_buffer as usize;
+        let len = self.links[link as usize].buffer.len();
+        if len as f64 >= BACKPRESSURE_SHARE * cap as f64 {
+            self.send_control(link, Frame::Backpressure);
+        }
+        if len >= cap {
+            return false;
+        }
+        self.links[link as usize].buffer.push_back(item);
+        self.try_transmit(link);
+        true
+    }
+
+    fn link_cut(&self, link: u32) -> bool {
+        let l = &self.links[link as usize];
+        self.schedule
+            .partitions
+            .iter()
+            .any(|p| p.cuts(l.from, l.to, self.now))
+    }
+
+    /// Moves frames from the send buffer onto the wire while the window allows.
+    fn try_transmit(&mut self, link: u32) {
+        let from = self.links[link as usize].from;
+        if self.nodes[from as usize].status != Status::Up || self.link_cut(link) {
+            return;
+        }
+        let window = self.scenario.network.receive_queue;
+        let mut sent_any = false;
+        while self.links[link as usize].window_used < window {
+            let Some(item) = self.links[link as usize].buffer.pop_front() else {
+                break;
+            };
+            self.links[link as usize].window_used += 1;
+            self.put_on_wire(link, item);
+            sent_any = true;
+        }
+        if sent_any {
+            // Space in the buffer: a stage blocked on this link may go on.
+            if let Some(blocked) = self.nodes[from as usize].blocked_on {
+                if blocked == link {
+                    self.nodes[from as usize].blocked_on = None;
+                    if self.offer(link, Item::Data) {
+                        self.start_service(from);
+                    } else {
+                        self.nodes[from as usize].blocked_on = Some(link);
+                    }
+                }
+            }
+        }
+    }
+
+    fn put_on_wire(&mut self, link: u32, item: Item) {
+        let now = self.now;
+        let (from, to) = (self.links[link as usize].from, self.links[link as usize].to);
+        let mut extra = Nanos::ZERO;
+        for lf in &self.schedule.link_faults {
+            if lf.applies(from, to, now) {
+                extra = extra + lf.extra_latency;
+            }
+        }
+        let l = &mut self.links[link as usize];
+        let latency = self.data_latency.sample(&mut l.latency_rng) + extra;
+        let arrival = (now + latency).max(l.last_arrival);
+        l.last_arrival = arrival;
+        l.last_sent = now;
+        l.in_flight.push_back(item);
+        self.push(arrival, Event::DataArrive { link });
+    }
+
+    /// A control frame: not buffered, not counted in the window, but ordered
+    /// with the stream (a cut link drops it).
+    fn send_control(&mut self, link: u32, frame: Frame) {
+        let from = self.links[link as usize].from;
+        if self.nodes[from as usize].status != Status::Up || self.link_cut(link) {
+            return;
+        }
+        if frame == Frame::StreamHeartbeat {
+            let pair = self.links[link as usize].pair;
+            for d in 0..self.dets.len() {
+                if self.dets[d].stream {
+                    let slot = pair * self.dets.len() as u32 + d as u32;
+                    self.count(slot, STREAM_HEARTBEAT_BYTES);
+                }
+            }
+        }
+        self.put_on_wire(link, Item::Control(frame));
+    }
+
+    fn data_arrive(&mut self, link: u32) {
+        let Some(item) = self.links[link as usize].in_flight.pop_front() else {
+            return;
+        };
+        let (to, from, pair) = {
+            let l = &self.links[link as usize];
+            (l.to, l.from, l.pair)
+        };
+        let local = self.local(to);
+        match item {
+            Item::Data => {
+                self.log("deliver", to, Some(from), None, || "data".into());
+                self.stream_frame(pair, local, Frame::Data);
+                self.nodes[to as usize].input.push_back(link);
+                self.start_service(to);
+            }
+            Item::Heartbeat { slot } => {
+                let det = self.slots[slot as usize].det;
+                self.log("deliver", to, Some(from), Some(det), || {
+                    "heartbeat (in band)".into()
+                });
+                self.links[link as usize].window_used -= 1;
+                self.slots[slot as usize].detector.handle_heartbeat(local);
+                self.after_input(slot);
+                self.try_transmit(link);
+            }
+            Item::Control(frame) => {
+                self.log("deliver", to, Some(from), None, || format!("{frame:?}"));
+                self.stream_frame(pair, local, frame);
+            }
+        }
+    }
+
+    /// A data-channel frame reaches the data-stream detectors of `pair`.
+    fn stream_frame(&mut self, pair: u32, local: Nanos, frame: Frame) {
+        for d in 0..self.dets.len() {
+            if self.dets[d].stream {
+                let slot = pair * self.dets.len() as u32 + d as u32;
+                self.slots[slot as usize]
+                    .detector
+                    .handle_frame(local, frame);
+                self.after_input(slot);
+            }
+        }
+    }
+
+    fn start_service(&mut self, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        if n.busy || n.blocked_on.is_some() {
+            return;
+        }
+        let Some(link) = n.input.pop_front() else {
+            return;
+        };
+        n.busy = true;
+        n.service_gen += 1;
+        let gen = n.service_gen;
+        let base = self.service.sample(&mut n.service_rng);
+        let took = Nanos::from_nanos_f64(base.as_nanos_f64() / n.capacity);
+        self.push(self.now + took, Event::ServiceDone { node, gen });
+        // The frame left the receive queue: window credit back to the sender.
+        let l = &mut self.links[link as usize];
+        l.window_used = l.window_used.saturating_sub(1);
+        self.try_transmit(link);
+    }
+
+    fn service_done(&mut self, node: u32, gen: u32) {
+        let n = &mut self.nodes[node as usize];
+        if n.service_gen != gen || !n.busy {
+            return;
+        }
+        n.busy = false;
+        if !n.downstream.is_empty() {
+            let link = n.downstream[n.next_output % n.downstream.len()];
+            n.next_output += 1;
+            if !self.offer(link, Item::Data) {
+                self.nodes[node as usize].blocked_on = Some(link);
+                return;
+            }
+        }
+        self.start_service(node);
+    }
+
+    fn idle_check(&mut self, link: u32, gen: u32) {
+        if self.links[link as usize].idle_gen != gen {
+            return;
+        }
+        let idle = self.scenario.workload.idle_frame_interval;
+        let due = self.links[link as usize].last_sent + idle;
+        if self.now >= due {
+            self.send_control(link, Frame::StreamHeartbeat);
+            // Sent nothing (cut link, or blocked)? Try again a period later.
+            let l = &mut self.links[link as usize];
+            l.last_sent = l.last_sent.max(self.now);
+            let next = self.now + idle;
+            self.push(next, Event::IdleCheck { link, gen });
+        } else {
+            self.push(due, Event::IdleCheck { link, gen });
+        }
+    }
+
+    // ---- outcome ----------------------------------------------------------
+
+    fn finish(self) -> (RunOutcome, Option<Vec<TraceRecord>>) {
+        let d = self.scenario.detectors.len();
+        let mut timelines = self.slots.into_iter().map(|s| s.timeline);
+        let pairs = self
+            .layout
+            .pairs
+            .iter()
+            .map(|&(m, t)| PairOutcome {
+                monitor: m,
+                target: t,
+                must_detect: self.schedule.must_detect(m, t),
+                unjudged: self.schedule.unjudged(m),
+                detectors: timelines.by_ref().take(d).collect(),
+            })
+            .collect();
+        let _ = &self.streams;
+        let outcome = RunOutcome {
+            scenario: self.scenario.name.clone(),
+            seed: 0,
+            duration: self.scenario.duration,
+            detectors: self
+                .scenario
+                .detectors
+                .iter()
+                .map(|d| d.name.clone())
+                .collect(),
+            nodes: self.layout.nodes,
+            faults: self.schedule.records,
+            pairs,
+            events: self.events,
+        };
+        (outcome, self.trace)
+    }
+}
+
+/// Runs `scenario` with `seed`; `trace` also returns the full event trace.
+pub fn run(scenario: &Scenario, seed: u64, trace: bool) -> (RunOutcome, Option<Vec<TraceRecord>>) {
+    let (mut outcome, records) = Simulation::new(scenario, seed, trace).run();
+    outcome.seed = seed;
+    (outcome, records)
+}

@@ -1,0 +1,555 @@
+//! The fault schedule of one run: scheduled faults with their times resolved
+//! (a fixed `at`, or a random start in a `window`, drawn per seed), random
+//! faults drawn swarm-style, and the ground truth they imply for every
+//! monitored pair.
+
+use fdlab_protocol::Nanos;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp};
+
+use crate::dist::Sampler;
+use crate::outcome::{FaultRecord, MustDetect, Window};
+use crate::rng::{Purpose, Streams};
+use crate::scenario::{
+    Direction, Expect, Fault, FaultKind, PartitionMode, PartitionShape, RandomFaults, Scenario,
+};
+
+/// Duration of a random fault whose entry gives none.
+pub const DEFAULT_RANDOM_FAULT_DURATION: Nanos = Nanos::from_secs(1);
+
+/// What the engine must do at an instant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Action {
+    Crash {
+        node: u32,
+    },
+    Restart {
+        node: u32,
+    },
+    PauseStart {
+        node: u32,
+        planned: Option<Nanos>,
+    },
+    PauseEnd {
+        node: u32,
+    },
+    /// A partition heals: release what it held, resume blocked data links.
+    Heal {
+        partition: u32,
+    },
+    BackpressureStart {
+        node: u32,
+        capacity: f64,
+    },
+    BackpressureEnd {
+        node: u32,
+    },
+    DegradeStart {
+        node: u32,
+        slowdown: Nanos,
+    },
+    DegradeEnd {
+        node: u32,
+    },
+    ClockStep {
+        node: u32,
+        offset: i64,
+    },
+    ClockDrift {
+        node: u32,
+        drift: f64,
+    },
+}
+
+/// An active partition: which messages it cuts, and when.
+#[derive(Clone, Debug)]
+pub struct Partition {
+    pub window: Window,
+    /// Nodes on the named side (the isolated node, or `nodes`).
+    side: Vec<bool>,
+    bridge: Option<u32>,
+    one_way: bool,
+    pub hold: bool,
+    pub record: usize,
+}
+
+impl Partition {
+    /// Whether a message `from -> to` sent at `at` is cut.
+    pub fn cuts(&self, from: u32, to: u32, at: Nanos) -> bool {
+        if at < self.window.start || at >= self.window.end {
+            return false;
+        }
+        if self.bridge.is_some_and(|b| b == from || b == to) {
+            return false;
+        }
+        let (a, b) = (self.side[from as usize], self.side[to as usize]);
+        if self.one_way {
+            a && !b
+        } else {
+            a != b
+        }
+    }
+}
+
+/// Loss behaviour of a loss fault.
+#[derive(Clone, Debug)]
+enum LossModel {
+    Independent(f64),
+    /// Gilbert-Elliott: loss `p` inside the listed bursts, none outside.
+    Bursts {
+        p: f64,
+        bursts: Vec<Window>,
+    },
+}
+
+/// A slow-link or loss fault on some links.
+#[derive(Clone, Debug)]
+pub struct LinkFault {
+    pub window: Window,
+    from: Option<u32>,
+    to: Option<u32>,
+    one_way: bool,
+    pub extra_latency: Nanos,
+    loss: Option<LossModel>,
+    pub record: usize,
+}
+
+impl LinkFault {
+    /// Whether the fault applies to a message `from -> to` sent at `at`.
+    pub fn applies(&self, from: u32, to: u32, at: Nanos) -> bool {
+        if at < self.window.start || at >= self.window.end {
+            return false;
+        }
+        let forward = self.from.is_none_or(|f| f == from) && self.to.is_none_or(|t| t == to);
+        let backward =
+            !self.one_way && self.from.is_none_or(|f| f == to) && self.to.is_none_or(|t| t == from);
+        forward || backward
+    }
+
+    /// Loss probability at `at` (for a message the fault applies to).
+    pub fn loss_at(&self, at: Nanos) -> f64 {
+        match &self.loss {
+            None => 0.0,
+            Some(LossModel::Independent(p)) => *p,
+            Some(LossModel::Bursts { p, bursts }) => {
+                let i = bursts.partition_point(|w| w.end <= at);
+                if bursts.get(i).is_some_and(|w| w.start <= at) {
+                    *p
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
+/// Who a detect-fault must be detected by.
+#[derive(Clone, Copy, Debug)]
+enum Affected {
+    /// Every monitor of this node.
+    Target(u32),
+    /// Every monitor that can no longer hear its target.
+    Partition(usize),
+    /// Every monitor whose target's messages cross the link fault.
+    Link(usize),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct DetectRule {
+    record: usize,
+    window: Window,
+    affected: Affected,
+}
+
+/// The resolved schedule of one run.
+#[derive(Clone, Debug, Default)]
+pub struct Schedule {
+    pub records: Vec<FaultRecord>,
+    /// Engine actions in time order (ties in schedule order).
+    pub actions: Vec<(Nanos, Action)>,
+    pub partitions: Vec<Partition>,
+    pub link_faults: Vec<LinkFault>,
+    detect: Vec<DetectRule>,
+    /// Windows during which a node is crashed.
+    downtime: Vec<(u32, Window)>,
+}
+
+impl Schedule {
+    /// Resolves the scenario's faults for one seed. `names` are the node names
+    /// in index order.
+    pub fn resolve(scenario: &Scenario, names: &[String], streams: &Streams) -> Schedule {
+        let index = |name: &Option<String>| -> Option<u32> {
+            let name = name.as_deref()?;
+            names.iter().position(|n| n == name).map(|i| i as u32)
+        };
+        let end = scenario.duration;
+        let mut s = Schedule::default();
+        for (i, fault) in scenario.faults.iter().enumerate() {
+            let mut rng = streams.stream(Purpose::Fault, &[i as u64]);
+            let start = match (fault.at, fault.window) {
+                (Some(at), _) => at,
+                (None, Some([a, b])) if b > a => {
+                    Nanos(rng.random_range(a.as_nanos()..=b.as_nanos()))
+                }
+                (None, Some([a, _])) => a,
+                (None, None) => Nanos::ZERO,
+            };
+            let stop = fault.duration.map_or(end, |d| (start + d).min(end));
+            s.add(fault, start, stop, &index, names, &mut rng);
+        }
+        for (i, random) in scenario.random_faults.iter().enumerate() {
+            s.add_random(i, random, names, end, streams);
+        }
+        s.finish(names.len(), end);
+        s
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        fault: &Fault,
+        start: Nanos,
+        stop: Nanos,
+        index: &dyn Fn(&Option<String>) -> Option<u32>,
+        names: &[String],
+        rng: &mut ChaCha8Rng,
+    ) {
+        let kind = fault.kind();
+        let expect = fault.expect();
+        let window = Window { start, end: stop };
+        let node = index(&fault.node);
+        let record = self.records.len();
+        let mut target = fault.node.clone().unwrap_or_default();
+        let one_way = fault.direction == Some(Direction::OneWay);
+        match kind {
+            FaultKind::Crash => {
+                if let Some(n) = node {
+                    self.actions.push((start, Action::Crash { node: n }));
+                    if fault.duration.is_some() && stop < Nanos::MAX {
+                        self.actions.push((stop, Action::Restart { node: n }));
+                    }
+                    self.detect_target(record, expect, window, n);
+                }
+            }
+            FaultKind::Restart => {
+                if let Some(n) = node {
+                    self.actions.push((start, Action::Restart { node: n }));
+                }
+            }
+            FaultKind::Pause => {
+                if let Some(n) = node {
+                    let planned = fault.planned.unwrap_or(false).then_some(stop - start);
+                    self.actions
+                        .push((start, Action::PauseStart { node: n, planned }));
+                    self.actions.push((stop, Action::PauseEnd { node: n }));
+                    self.detect_target(record, expect, window, n);
+                }
+            }
+            FaultKind::Partition => {
+                let shape = fault.shape.unwrap_or_default();
+                let mut side = vec![false; names.len()];
+                let mut bridge = None;
+                match shape {
+                    PartitionShape::Isolate => {
+                        if let Some(n) = node {
+                            side[n as usize] = true;
+                        }
+                    }
+                    PartitionShape::Halves | PartitionShape::Bridge => {
+                        for name in fault.nodes.iter().flatten() {
+                            if let Some(n) = index(&Some(name.clone())) {
+                                side[n as usize] = true;
+                            }
+                        }
+                        if shape == PartitionShape::Bridge {
+                            bridge = node;
+                        }
+                    }
+                }
+                target = match shape {
+                    PartitionShape::Isolate => target,
+                    _ => fault.nodes.clone().unwrap_or_default().join("+"),
+                };
+                target = format!("{target} {}", if one_way { "-/->" } else { "<-/->" });
+                let hold = fault.mode == Some(PartitionMode::Hold);
+                let id = self.partitions.len();
+                self.partitions.push(Partition {
+                    window,
+                    side,
+                    bridge,
+                    one_way,
+                    hold,
+                    record,
+                });
+                self.actions.push((
+                    stop,
+                    Action::Heal {
+                        partition: id as u32,
+                    },
+                ));
+                if expect == Expect::Detect {
+                    self.detect.push(DetectRule {
+                        record,
+                        window,
+                        affected: Affected::Partition(id),
+                    });
+                }
+            }
+            FaultKind::SlowLink | FaultKind::Loss => {
+                let loss = fault.probability.map(|p| match (fault.burst, fault.gap) {
+                    (Some(burst), Some(gap)) => LossModel::Bursts {
+                        p,
+                        bursts: bursts(window, burst, gap, rng),
+                    },
+                    _ => LossModel::Independent(p),
+                });
+                target = match (&fault.from, &fault.to) {
+                    (Some(f), Some(t)) => format!("{f} {} {t}", if one_way { "->" } else { "<->" }),
+                    _ => "all links".into(),
+                };
+                let id = self.link_faults.len();
+                self.link_faults.push(LinkFault {
+                    window,
+                    from: index(&fault.from),
+                    to: index(&fault.to),
+                    one_way,
+                    extra_latency: fault.extra_latency.unwrap_or_default(),
+                    loss,
+                    record,
+                });
+                if expect == Expect::Detect {
+                    self.detect.push(DetectRule {
+                        record,
+                        window,
+                        affected: Affected::Link(id),
+                    });
+                }
+            }
+            FaultKind::Backpressure => {
+                if let Some(n) = node {
+                    let capacity = fault.capacity.unwrap_or(0.1);
+                    self.actions
+                        .push((start, Action::BackpressureStart { node: n, capacity }));
+                    self.actions
+                        .push((stop, Action::BackpressureEnd { node: n }));
+                    self.detect_target(record, expect, window, n);
+                }
+            }
+            FaultKind::Degrade => {
+                if let Some(n) = node {
+                    let slowdown = fault.slowdown.unwrap_or(Nanos::from_millis(10));
+                    self.actions
+                        .push((start, Action::DegradeStart { node: n, slowdown }));
+                    self.actions.push((stop, Action::DegradeEnd { node: n }));
+                    self.detect_target(record, expect, window, n);
+                }
+            }
+            FaultKind::Clock => {
+                if let Some(n) = node {
+                    if let Some(offset) = fault.offset {
+                        self.actions.push((
+                            start,
+                            Action::ClockStep {
+                                node: n,
+                                offset: offset.0,
+                            },
+                        ));
+                    }
+                    if let Some(drift) = fault.drift {
+                        self.actions
+                            .push((start, Action::ClockDrift { node: n, drift }));
+                    }
+                    self.detect_target(record, expect, window, n);
+                }
+            }
+        }
+        self.records.push(FaultRecord {
+            kind,
+            target,
+            window,
+            expect,
+        });
+    }
+
+    fn detect_target(&mut self, record: usize, expect: Expect, window: Window, node: u32) {
+        if expect == Expect::Detect {
+            self.detect.push(DetectRule {
+                record,
+                window,
+                affected: Affected::Target(node),
+            });
+        }
+    }
+
+    /// A Poisson process of faults per node (swarm testing).
+    fn add_random(
+        &mut self,
+        i: usize,
+        r: &RandomFaults,
+        names: &[String],
+        end: Nanos,
+        streams: &Streams,
+    ) {
+        if r.rate_per_node_hour <= 0.0 {
+            return;
+        }
+        let Ok(gaps) = Exp::new(r.rate_per_node_hour / 3600.0) else {
+            return;
+        };
+        let lengths = r.duration.as_ref().map(Sampler::new);
+        for (n, name) in names.iter().enumerate() {
+            let mut rng = streams.stream(Purpose::RandomFault, &[i as u64, n as u64]);
+            let mut t = 0.0f64;
+            loop {
+                t += gaps.sample(&mut rng);
+                let start = Nanos::from_nanos_f64(t * 1e9);
+                if start >= end {
+                    break;
+                }
+                let length = lengths
+                    .as_ref()
+                    .map_or(DEFAULT_RANDOM_FAULT_DURATION, |s| s.sample(&mut rng));
+                let fault = Fault {
+                    kind: Some(r.kind),
+                    node: matches!(
+                        r.kind,
+                        FaultKind::Crash
+                            | FaultKind::Pause
+                            | FaultKind::Backpressure
+                            | FaultKind::Degrade
+                    )
+                    .then(|| name.clone()),
+                    from: matches!(r.kind, FaultKind::SlowLink | FaultKind::Loss)
+                        .then(|| name.clone()),
+                    direction: Some(Direction::OneWay),
+                    duration: Some(length),
+                    extra_latency: r.extra_latency,
+                    probability: r.probability,
+                    slowdown: r.slowdown,
+                    capacity: r.capacity,
+                    expect: r.expect,
+                    ..Fault::default()
+                };
+                let index = |name: &Option<String>| -> Option<u32> {
+                    let name = name.as_deref()?;
+                    names.iter().position(|x| x == name).map(|i| i as u32)
+                };
+                let stop = (start + length).min(end);
+                self.add(&fault, start, stop, &index, names, &mut rng);
+                // A crash in a Poisson stream lasts `length`, then restarts.
+            }
+        }
+    }
+
+    /// Sorts actions and derives crash downtimes (a crash lasts until the next
+    /// restart of its node, or the end of the run).
+    fn finish(&mut self, nodes: usize, end: Nanos) {
+        self.actions.sort_by_key(|(t, _)| *t);
+        let mut down_since: Vec<Option<Nanos>> = vec![None; nodes];
+        for &(t, action) in &self.actions {
+            match action {
+                Action::Crash { node } => {
+                    let slot = &mut down_since[node as usize];
+                    if slot.is_none() {
+                        *slot = Some(t);
+                    }
+                }
+                Action::Restart { node } => {
+                    if let Some(since) = down_since[node as usize].take() {
+                        self.downtime.push((
+                            node,
+                            Window {
+                                start: since,
+                                end: t,
+                            },
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (node, since) in down_since.into_iter().enumerate() {
+            if let Some(since) = since {
+                self.downtime
+                    .push((node as u32, Window { start: since, end }));
+            }
+        }
+        self.downtime.sort_by_key(|&(n, w)| (n, w.start));
+        // A crash must be detected until its node is back, whatever its
+        // `duration` said.
+        for rule in &mut self.detect {
+            if let Affected::Target(node) = rule.affected {
+                if self.records[rule.record].kind == FaultKind::Crash {
+                    if let Some(&(_, w)) = self
+                        .downtime
+                        .iter()
+                        .find(|(n, w)| *n == node && w.start == rule.window.start)
+                    {
+                        rule.window.end = w.end;
+                        self.records[rule.record].window.end = w.end;
+                    }
+                }
+            }
+        }
+    }
+
+    /// When `monitor` must declare `target` Failed.
+    pub fn must_detect(&self, monitor: u32, target: u32) -> Vec<MustDetect> {
+        let mut out: Vec<MustDetect> = self
+            .detect
+            .iter()
+            .filter(|rule| match rule.affected {
+                Affected::Target(n) => n == target && n != monitor,
+                Affected::Partition(p) => {
+                    let part = &self.partitions[p];
+                    part.cuts(target, monitor, rule.window.start)
+                }
+                Affected::Link(l) => {
+                    self.link_faults[l].applies(target, monitor, rule.window.start)
+                }
+            })
+            .filter(|rule| rule.window.end > rule.window.start)
+            .map(|rule| MustDetect {
+                window: rule.window,
+                fault: rule.record,
+            })
+            .collect();
+        out.sort_by_key(|m| (m.window, m.fault));
+        out
+    }
+
+    /// When `monitor` is down and its verdicts are not judged.
+    pub fn unjudged(&self, monitor: u32) -> Vec<Window> {
+        self.downtime
+            .iter()
+            .filter(|(n, _)| *n == monitor)
+            .map(|&(_, w)| w)
+            .collect()
+    }
+}
+
+/// Alternating gaps and bursts with exponential lengths of the given means,
+/// covering `window`.
+fn bursts(window: Window, burst: Nanos, gap: Nanos, rng: &mut ChaCha8Rng) -> Vec<Window> {
+    let mut out = Vec::new();
+    let (Ok(burst_len), Ok(gap_len)) = (
+        Exp::new(1.0 / burst.as_nanos_f64().max(1.0)),
+        Exp::new(1.0 / gap.as_nanos_f64().max(1.0)),
+    ) else {
+        return out;
+    };
+    let mut t = window.start;
+    while t < window.end {
+        t = t + Nanos::from_nanos_f64(gap_len.sample(rng));
+        let b_end = (t + Nanos::from_nanos_f64(burst_len.sample(rng))).min(window.end);
+        if t < b_end {
+            out.push(Window {
+                start: t,
+                end: b_end,
+            });
+        }
+        t = b_end.max(t + Nanos(1));
+    }
+    out
+}

@@ -1,0 +1,258 @@
+//! The simulator's physics, pinned with exact expectations.
+
+use fdlab_protocol::decay::DataflowDecayConfig;
+use fdlab_protocol::fixed::FixedTimeoutConfig;
+use fdlab_protocol::{DetectorConfig, Nanos, Verdict};
+use fdlab_sim::engine::run;
+use fdlab_sim::outcome::RunOutcome;
+use fdlab_sim::scenario::{
+    Channel, DetectorSetup, Dist, Expect, Fault, FaultKind, MonitorCount, Network, PartitionMode,
+    Scenario, Topology, Workload,
+};
+
+fn ms(v: u64) -> Nanos {
+    Nanos::from_millis(v)
+}
+
+fn fixed(name: &str, interval: u64, timeout: u64) -> DetectorSetup {
+    DetectorSetup {
+        name: name.into(),
+        config: DetectorConfig::FixedTimeout(FixedTimeoutConfig {
+            interval: ms(interval),
+            timeout: ms(timeout),
+            ..Default::default()
+        }),
+    }
+}
+
+fn mesh(nodes: u32, detectors: Vec<DetectorSetup>, faults: Vec<Fault>) -> Scenario {
+    let scenario = Scenario {
+        name: "test".into(),
+        description: String::new(),
+        duration: ms(60_000),
+        seeds: 1,
+        topology: Topology::Mesh {
+            nodes,
+            monitors_per_node: MonitorCount::All,
+        },
+        network: Network {
+            latency: Dist::Constant { value: ms(1) },
+            ..Default::default()
+        },
+        workload: Workload::default(),
+        detectors,
+        faults,
+        random_faults: Vec::new(),
+        clocks: Vec::new(),
+    };
+    scenario.validate().unwrap();
+    scenario
+}
+
+fn fault(kind: FaultKind, node: &str, at: u64, duration: Option<u64>) -> Fault {
+    Fault {
+        kind: Some(kind),
+        node: Some(node.into()),
+        at: Some(ms(at)),
+        duration: duration.map(ms),
+        ..Default::default()
+    }
+}
+
+/// The timeline of `monitor` watching `target` with detector `det`.
+fn timeline(out: &RunOutcome, monitor: u32, target: u32, det: usize) -> &[(Nanos, Verdict)] {
+    let pair = out
+        .pairs
+        .iter()
+        .find(|p| p.monitor == monitor && p.target == target)
+        .unwrap();
+    &pair.detectors[det].changes
+}
+
+#[test]
+fn a_crash_is_detected_between_2_and_3_01_seconds_after() {
+    let crash_at = 30_000;
+    let scenario = mesh(
+        2,
+        vec![fixed("fixed-3s", 1000, 3000)],
+        vec![fault(FaultKind::Crash, "n1", crash_at, None)],
+    );
+    for seed in 0..20 {
+        let (out, _) = run(&scenario, seed, false);
+        let changes = timeline(&out, 0, 1, 0);
+        assert_eq!(
+            changes.len(),
+            1,
+            "one verdict change, to Failed: {changes:?}"
+        );
+        let (at, verdict) = changes[0];
+        assert_eq!(verdict, Verdict::Failed);
+        let after = (at - ms(crash_at)).as_secs_f64();
+        assert!(
+            (2.0..=3.01).contains(&after),
+            "seed {seed}: detected {after} s after"
+        );
+        // The ground truth: n0 must detect n1 from the crash to the end.
+        let pair = out
+            .pairs
+            .iter()
+            .find(|p| p.monitor == 0 && p.target == 1)
+            .unwrap();
+        assert_eq!(pair.must_detect.len(), 1);
+        assert_eq!(pair.must_detect[0].window.start, ms(crash_at));
+        assert_eq!(pair.must_detect[0].window.end, ms(60_000));
+        // ...and n1, crashed, is not judged as a monitor from then on.
+        let back = out.pairs.iter().find(|p| p.monitor == 1).unwrap();
+        assert_eq!(back.unjudged[0].start, ms(crash_at));
+    }
+}
+
+#[test]
+fn a_500ms_pause_fools_a_200ms_timeout_but_not_a_3s_one() {
+    let scenario = mesh(
+        2,
+        vec![fixed("tight", 50, 200), fixed("loose", 1000, 3000)],
+        vec![fault(FaultKind::Pause, "n1", 20_000, Some(500))],
+    );
+    for seed in 0..10 {
+        let (out, _) = run(&scenario, seed, false);
+        let tight = timeline(&out, 0, 1, 0);
+        assert_eq!(
+            tight.len(),
+            2,
+            "Failed during the pause, then Alive: {tight:?}"
+        );
+        assert_eq!(tight[0].1, Verdict::Failed);
+        assert!(tight[0].0 > ms(20_000) && tight[0].0 < ms(20_500));
+        assert_eq!(tight[1].1, Verdict::Alive);
+        // The paused node handles its backlog late: its next heartbeat leaves
+        // at the resume and arrives 1 ms later.
+        assert_eq!(tight[1].0, ms(20_501));
+        assert!(
+            timeline(&out, 0, 1, 1).is_empty(),
+            "3 s timeout tolerates it"
+        );
+        // A pause is tolerated by default: no must-detect window.
+        assert!(out.pairs.iter().all(|p| p.must_detect.is_empty()));
+    }
+}
+
+#[test]
+fn the_run_is_deterministic_and_seeds_differ() {
+    let scenario = mesh(
+        5,
+        vec![fixed("a", 100, 300), fixed("b", 1000, 3000)],
+        vec![
+            fault(FaultKind::Crash, "n3", 10_000, Some(5_000)),
+            fault(FaultKind::Pause, "n1", 20_000, Some(2_000)),
+        ],
+    );
+    let (a, ta) = run(&scenario, 7, true);
+    let (b, tb) = run(&scenario, 7, true);
+    assert_eq!(a, b);
+    assert_eq!(ta, tb);
+    let (c, _) = run(&scenario, 8, false);
+    assert_ne!(a.pairs, c.pairs, "another seed, other phases");
+}
+
+#[test]
+fn adding_a_detector_changes_no_other_draw() {
+    let faults = vec![fault(FaultKind::Pause, "n1", 20_000, Some(2_500))];
+    let mut with_one = mesh(3, vec![fixed("a", 100, 300)], faults.clone());
+    with_one.network.latency = Dist::Uniform {
+        min: ms(1),
+        max: ms(40),
+    };
+    with_one.network.loss = 0.05;
+    let mut with_two = with_one.clone();
+    with_two.detectors.insert(0, fixed("b", 70, 250));
+    let (one, _) = run(&with_one, 3, false);
+    let (two, _) = run(&with_two, 3, false);
+    for (p1, p2) in one.pairs.iter().zip(&two.pairs) {
+        assert_eq!(p1.detectors[0], p2.detectors[1]);
+    }
+}
+
+fn pipeline(heartbeat_channel: Channel, faults: Vec<Fault>) -> Scenario {
+    let scenario = Scenario {
+        name: "pipeline".into(),
+        description: String::new(),
+        duration: ms(20_000),
+        seeds: 1,
+        topology: Topology::Dataflow { layers: vec![1, 1] },
+        network: Network {
+            latency: Dist::Constant { value: ms(1) },
+            heartbeat_channel,
+            ..Default::default()
+        },
+        workload: Workload {
+            interval: Dist::Constant { value: ms(10) },
+            ..Default::default()
+        },
+        detectors: vec![
+            fixed("fixed", 100, 3000),
+            DetectorSetup {
+                name: "decay".into(),
+                config: DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
+            },
+        ],
+        faults,
+        random_faults: Vec::new(),
+        clocks: Vec::new(),
+    };
+    scenario.validate().unwrap();
+    scenario
+}
+
+#[test]
+fn a_holding_partition_delivers_everything_in_order_after_the_heal() {
+    let partition = Fault {
+        kind: Some(FaultKind::Partition),
+        node: Some("s0.0".into()),
+        mode: Some(PartitionMode::Hold),
+        at: Some(ms(5_000)),
+        duration: Some(ms(2_000)),
+        expect: Some(Expect::Detect),
+        ..Default::default()
+    };
+    let scenario = pipeline(Channel::Data, vec![partition]);
+    let (out, trace) = run(&scenario, 1, true);
+    let trace = trace.unwrap();
+    // Deliveries on the data link, in order: frames before the cut, none
+    // during it, then the held backlog right after the heal.
+    let deliveries: Vec<Nanos> = trace
+        .iter()
+        .filter(|r| r.event == "deliver" && r.node == 1)
+        .map(|r| r.time)
+        .collect();
+    assert!(deliveries.windows(2).all(|w| w[0] <= w[1]));
+    assert!(!deliveries.iter().any(|&t| t > ms(5_001) && t < ms(7_000)));
+    let data_before = trace
+        .iter()
+        .filter(|r| r.event == "deliver" && r.detail == "data" && r.time <= ms(5_001))
+        .count();
+    // Nothing sent is lost: the source was throttled once the send buffer
+    // (64 frames, data and in-band heartbeats) filled, and the buffered frames
+    // all arrive just after the heal.
+    assert!(!trace
+        .iter()
+        .any(|r| r.event == "drop" && r.detail.starts_with("data")));
+    let burst = trace
+        .iter()
+        .filter(|r| {
+            r.event == "deliver"
+                && (r.detail == "data" || r.detail == "heartbeat (in band)")
+                && r.time >= ms(7_000)
+                && r.time <= ms(7_002)
+        })
+        .count();
+    assert!((64..=66).contains(&burst), "{burst}");
+    assert!((495..=501).contains(&data_before), "{data_before}");
+    // The decay detector sees the stall; the must-detect window is the cut.
+    let pair = &out.pairs[0];
+    assert_eq!(pair.must_detect[0].window.start, ms(5_000));
+    let decay = &pair.detectors[1].changes;
+    assert!(decay
+        .iter()
+        .any(|&(t, v)| v == Verdict::Failed && t > ms(5_000) && t < ms(5_100)));
+}
