@@ -214,6 +214,20 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         total,
         rows as f64 / total / 1e6
     );
+    println!("\nsimulator (one core, one seed each):");
+    let (pipeline_len, mesh_len) = if args.quick {
+        (Nanos::from_secs(30), Nanos::from_secs(60))
+    } else {
+        (Nanos::from_secs(600), Nanos::from_secs(3600))
+    };
+    sim::measure(
+        &format!("dataflow 3x2 stages, 5 detectors, {pipeline_len}"),
+        &sim::pipeline(pipeline_len),
+    )?;
+    sim::measure(
+        &format!("mesh 1000 nodes x 10 monitors, 2 detectors, {mesh_len}"),
+        &sim::big_mesh(1000, mesh_len),
+    )?;
     match peak_memory_kib() {
         Some(kib) => println!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
         None => println!("\npeak memory: not available on this platform"),
@@ -241,4 +255,137 @@ fn peak_memory_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The simulator's figures: the dataflow pipeline (events per second on one
+/// core) and a 1,000-node mesh simulated for an hour.
+pub mod sim {
+    use std::time::Instant;
+
+    use fdlab_protocol::decay::DataflowDecayConfig;
+    use fdlab_protocol::fixed::FixedTimeoutConfig;
+    use fdlab_protocol::phi::PhiAccrualConfig;
+    use fdlab_protocol::probe::AdaptiveProbeConfig;
+    use fdlab_protocol::{DetectorConfig, Nanos};
+    use fdlab_sim::engine::run;
+    use fdlab_sim::scenario::{
+        DetectorSetup, Dist, Expect, Fault, FaultKind, MonitorCount, Network, Scenario, Topology,
+        Workload,
+    };
+
+    fn setup(name: &str, config: DetectorConfig) -> DetectorSetup {
+        DetectorSetup {
+            name: name.into(),
+            config,
+        }
+    }
+
+    fn heartbeat_detectors() -> Vec<DetectorSetup> {
+        vec![
+            setup(
+                "fixed-3s",
+                DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
+            ),
+            setup(
+                "phi-akka",
+                DetectorConfig::PhiAccrual(PhiAccrualConfig::default()),
+            ),
+        ]
+    }
+
+    /// The 6-stage pipeline of the built-in suite, with every detector kind.
+    pub fn pipeline(duration: Nanos) -> Scenario {
+        let mut detectors = heartbeat_detectors();
+        detectors.push(setup(
+            "phi-100ms",
+            DetectorConfig::PhiAccrual(PhiAccrualConfig {
+                interval: Nanos::from_millis(100),
+                acceptable_heartbeat_pause: Nanos::ZERO,
+                first_heartbeat_estimate: Nanos::from_millis(100),
+                ..Default::default()
+            }),
+        ));
+        detectors.push(setup(
+            "probe-orleans",
+            DetectorConfig::AdaptiveProbe(AdaptiveProbeConfig::default()),
+        ));
+        detectors.push(setup(
+            "decay",
+            DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
+        ));
+        Scenario {
+            name: "bench-pipeline".into(),
+            description: String::new(),
+            duration,
+            seeds: 1,
+            topology: Topology::Dataflow {
+                layers: vec![2, 2, 2],
+            },
+            network: Network {
+                latency: Dist::Lognormal {
+                    median: Nanos::from_millis(1),
+                    sigma: 0.5,
+                },
+                ..Default::default()
+            },
+            workload: Workload::default(),
+            detectors,
+            faults: vec![Fault {
+                kind: Some(FaultKind::Pause),
+                node: Some("s1.0".into()),
+                at: Some(Nanos(duration.as_nanos() / 4)),
+                duration: Some(Nanos(duration.as_nanos() / 4).min(Nanos::from_secs(30))),
+                expect: Some(Expect::Detect),
+                ..Default::default()
+            }],
+            random_faults: Vec::new(),
+            clocks: Vec::new(),
+        }
+    }
+
+    /// 1,000 nodes, 10 monitors each, fixed timeout and phi accrual over 1 s
+    /// heartbeats, one crash.
+    pub fn big_mesh(nodes: u32, duration: Nanos) -> Scenario {
+        Scenario {
+            name: "bench-mesh".into(),
+            description: String::new(),
+            duration,
+            seeds: 1,
+            topology: Topology::Mesh {
+                nodes,
+                monitors_per_node: MonitorCount::Count(10),
+            },
+            network: Network {
+                latency: Dist::Lognormal {
+                    median: Nanos::from_millis(1),
+                    sigma: 0.5,
+                },
+                ..Default::default()
+            },
+            workload: Workload::default(),
+            detectors: heartbeat_detectors(),
+            faults: vec![Fault {
+                kind: Some(FaultKind::Crash),
+                node: Some("n7".into()),
+                at: Some(Nanos(duration.as_nanos() / 2)),
+                ..Default::default()
+            }],
+            random_faults: Vec::new(),
+            clocks: Vec::new(),
+        }
+    }
+
+    /// Runs `scenario` once and prints its figures.
+    pub fn measure(label: &str, scenario: &Scenario) -> Result<(), String> {
+        scenario.validate().map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        let (outcome, _) = run(scenario, 1, false);
+        let wall = start.elapsed().as_secs_f64();
+        println!(
+            "  {label:<44} {:>12} events in {wall:>7.2} s = {:>6.2} M events/s",
+            outcome.events,
+            outcome.events as f64 / wall / 1e6
+        );
+        Ok(())
+    }
 }

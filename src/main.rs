@@ -6,23 +6,31 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod list;
+mod run;
 mod trace;
 
 /// Compare and tune failure detectors (fixed timeouts, phi accrual, adaptive
 /// probes, dataflow decay) on simulated or recorded traffic.
 #[derive(Parser)]
-#[command(name = "fdlab", version, arg_required_else_help = true)]
+///
+/// With no command, `fdlab` runs the built-in suite (`fdlab run`).
+#[command(name = "fdlab", version)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Simulate scenarios over many seeds and compare the detectors
+    /// (default: the built-in suite).
+    Run(run::RunArgs),
+    /// One run with its full event and verdict trace, and its digest.
+    Replay(run::ReplayArgs),
     /// Run one detector over a recorded event list (CSV `time_ms,event[,arg_ms]`)
     /// and write `time_ms,value,verdict` for every `query` row.
     Trace(trace::TraceArgs),
-    /// List the detector kinds with their keys and defaults.
+    /// List the built-in scenarios and the detector kinds with their keys.
     List,
     /// Measure detector and trace-replay speed (build with --release).
     Bench(bench::BenchArgs),
@@ -31,9 +39,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Trace(args) => trace::run(&args),
-        Command::List => list::run(),
-        Command::Bench(args) => bench::run(&args),
+        None => run::run(&run::RunArgs::default()),
+        Some(Command::Run(args)) => run::run(&args),
+        Some(Command::Replay(args)) => run::replay(&args),
+        Some(Command::Trace(args)) => trace::run(&args),
+        Some(Command::List) => list::run(),
+        Some(Command::Bench(args)) => bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -152,7 +152,7 @@ pub fn parse_events(file: &str, mut reader: impl Read) -> Result<Vec<TraceEvent>
 
 /// Where the csv reader stood before reading `record`: the end of the previous
 /// record, before any blank or comment lines it then skipped.
-fn byte_of(record: &csv::ByteRecord) -> u64 {
+pub(crate) fn byte_of(record: &csv::ByteRecord) -> u64 {
     record.position().map_or(0, |p| p.byte())
 }
 
@@ -161,7 +161,7 @@ fn byte_of(record: &csv::ByteRecord) -> u64 {
 /// to their `\n`), then counts line breaks (`\n`, `\r\n` or a lone `\r`).
 /// Only called on errors, so the scan from the start costs nothing in the
 /// common case.
-fn line_of_record(data: &[u8], from: u64) -> u64 {
+pub(crate) fn line_of_record(data: &[u8], from: u64) -> u64 {
     let mut start = usize::try_from(from).unwrap_or(usize::MAX).min(data.len());
     loop {
         match data.get(start) {
@@ -185,7 +185,7 @@ fn line_of_record(data: &[u8], from: u64) -> u64 {
 }
 
 /// A line of nothing but whitespace (and commas) is blank, like an empty line.
-fn is_blank(record: &csv::ByteRecord) -> bool {
+pub(crate) fn is_blank(record: &csv::ByteRecord) -> bool {
     record.iter().all(|field| field.trim_ascii().is_empty())
 }
 

@@ -1,15 +1,22 @@
 //! Input formats of fdlab, parsed and validated so that every mistake is
 //! reported once, clearly, with the file, line or key it is in (spec §7):
 //!
+//! - [`scenario_file`]: scenario files (TOML), read into a validated
+//!   [`fdlab_sim::scenario::Scenario`]; errors name the file, the line and the
+//!   key (`crash.toml:14: `faults[1].probability`: ...`);
+//! - [`builtin`]: the built-in scenario library, TOML files under
+//!   `scenarios/builtin/` embedded in the binary (and plain files to copy);
 //! - [`detector_spec`]: detector specifications, from a scenario's
 //!   `[[detectors]]` table or the `KEY=VALUE,...` argument of
 //!   `fdlab trace --detector`;
 //! - [`events`]: recorded event lists, the CSV input of `fdlab trace`.
-//!
-//! Scenario files (schema, validation, the built-in library) come later.
 
+pub mod builtin;
 pub mod detector_spec;
 pub mod events;
+pub mod scenario_file;
 
+pub use builtin::{builtin, builtin_scenario, builtin_suite};
 pub use detector_spec::{detector_from_table, parse_detector_arg, DetectorSpec, SpecError};
 pub use events::{parse_events, EventsError};
+pub use scenario_file::{load_scenario, parse_scenario, ScenarioFileError};

@@ -20,8 +20,7 @@
 //! detectors how long it stalled); a degraded node spends `slowdown` on every
 //! event it handles, so events queue behind each other.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use fdlab_protocol::{Detector, FailureDetector, Frame, Nanos, ProbeId, Verdict};
 use rand::RngExt;
@@ -31,6 +30,7 @@ use crate::clock::Clock;
 use crate::dist::Sampler;
 use crate::faults::{Action, Schedule};
 use crate::outcome::{DetectorTimeline, PairOutcome, RunOutcome};
+use crate::queue::EventQueue;
 use crate::rng::{name_hash, Purpose, Streams};
 use crate::scenario::{Channel, Scenario};
 use crate::topology::Layout;
@@ -74,30 +74,6 @@ enum Event {
     DataArrive { link: u32 },
     ServiceDone { node: u32, gen: u32 },
     IdleCheck { link: u32, gen: u32 },
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    time: Nanos,
-    seq: u64,
-    event: Event,
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq) == (other.time, other.seq)
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.time, self.seq).cmp(&(other.time, other.seq))
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,8 +155,7 @@ pub struct Simulation<'a> {
     scenario: &'a Scenario,
     streams: Streams,
     now: Nanos,
-    seq: u64,
-    queue: BinaryHeap<Reverse<Entry>>,
+    queue: EventQueue<Event>,
     events: u64,
     nodes: Vec<Node>,
     layout: Layout,
@@ -298,8 +273,7 @@ impl<'a> Simulation<'a> {
             scenario,
             streams,
             now: Nanos::ZERO,
-            seq: 0,
-            queue: BinaryHeap::new(),
+            queue: EventQueue::new(),
             events: 0,
             nodes,
             pairs_link,
@@ -322,12 +296,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn push(&mut self, time: Nanos, event: Event) {
-        self.seq += 1;
-        self.queue.push(Reverse(Entry {
-            time,
-            seq: self.seq,
-            event,
-        }));
+        self.queue.push(time.as_nanos(), event);
     }
 
     fn log(
@@ -362,27 +331,22 @@ impl<'a> Simulation<'a> {
     pub fn run(mut self) -> (RunOutcome, Option<Vec<TraceRecord>>) {
         self.start();
         let end = self.scenario.duration;
-        while let Some(Reverse(entry)) = self.queue.pop() {
-            if entry.time > end {
+        while let Some((time, event)) = self.queue.pop() {
+            if time > end.as_nanos() {
                 break;
             }
-            self.now = entry.time;
+            self.now = Nanos(time);
             self.events += 1;
-            self.dispatch(entry.event);
+            self.dispatch(event);
         }
         self.now = end;
         self.finish()
     }
 
     fn start(&mut self) {
-        for (i, &(t, _)) in self.schedule.actions.iter().enumerate() {
-            self.seq += 1;
-            let seq = self.seq;
-            self.queue.push(Reverse(Entry {
-                time: t,
-                seq,
-                event: Event::Fault { action: i as u32 },
-            }));
+        for i in 0..self.schedule.actions.len() {
+            let t = self.schedule.actions[i].0;
+            self.push(t, Event::Fault { action: i as u32 });
         }
         for slot in 0..self.slots.len() as u32 {
             self.start_slot(slot, true);

@@ -6,6 +6,7 @@ pub mod dist;
 pub mod engine;
 pub mod faults;
 pub mod outcome;
+pub mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod topology;

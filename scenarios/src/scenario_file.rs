@@ -1,0 +1,1413 @@
+//! Scenario files: a TOML document read into a validated [`Scenario`].
+//!
+//! ```toml
+//! name = "crash-mesh"             # default: the file's stem
+//! description = "one node crashes" # default: ""
+//! duration = "3m"                 # simulated time of one run (required)
+//! seeds = 20                      # seeds a suite run uses (default 50)
+//!
+//! [topology]                      # required
+//! kind = "mesh"
+//! nodes = 6
+//! monitors_per_node = 3
+//!
+//! [network]
+//! latency = { dist = "lognormal", median = "1ms", sigma = 0.5 }
+//!
+//! [[detectors]]                   # at least one; `name` defaults to the kind
+//! name = "fixed-3s"
+//! kind = "fixed-timeout"
+//! timeout = "3s"
+//!
+//! [[faults]]
+//! kind = "crash"
+//! node = "n2"
+//! at = "60s"
+//! ```
+//!
+//! The tables `[network]`, `[workload]`, `[[faults]]`, `[[random_faults]]` and
+//! `[[clocks]]` are the serde types of `fdlab_sim::scenario`; `[[detectors]]`
+//! go through [`detector_from_table`]. Unknown keys are errors everywhere.
+//!
+//! Every problem is reported once, as the first [`ScenarioFileError`] found,
+//! naming the file, the line and the key (spec §7). Serde and
+//! [`Scenario::validate`] say what is wrong but not where, so the file is also
+//! parsed into a spanned document, and each key path (`faults[1].probability`)
+//! is looked up in it; a key that is missing points at its table's header.
+//! Serde errors in a table are pinned on one key by deserializing growing
+//! prefixes of the table's keys, in file order: the first prefix that fails for
+//! any reason other than a missing field has the culprit as its last key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use fdlab_protocol::Nanos;
+use fdlab_sim::scenario::{
+    ClockSetup, DetectorSetup, Dist, Fault, Network, RandomFaults, Scenario, Topology, Workload,
+};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use toml::de::{DeTable, DeValue};
+use toml::{Table, Value};
+
+use crate::detector_spec::detector_from_table;
+use crate::events::{byte_of, is_blank, line_of_record};
+
+/// `seeds` when a scenario file does not say.
+pub const DEFAULT_SEEDS: u32 = 50;
+
+/// The keys a scenario file may have at its top level, in the order the
+/// documentation lists them.
+pub const TOP_LEVEL_KEYS: [&str; 11] = [
+    "name",
+    "description",
+    "duration",
+    "seeds",
+    "topology",
+    "network",
+    "workload",
+    "detectors",
+    "faults",
+    "random_faults",
+    "clocks",
+];
+
+/// The first problem found in a scenario file (or in a CSV file it names).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioFileError {
+    /// The file as the user named it (for an empirical distribution's samples,
+    /// the CSV file).
+    pub file: String,
+    /// The 1-based line the problem is on.
+    pub line: Option<usize>,
+    /// The key's path in the scenario: `faults[1].probability`,
+    /// `detectors[0].threshold`, `topology.nodes`.
+    pub key: Option<String>,
+    /// What is wrong.
+    pub problem: String,
+}
+
+impl fmt::Display for ScenarioFileError {
+    /// `file:line: `key`: problem`, leaving out the parts that are absent.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        f.write_str(": ")?;
+        if let Some(key) = &self.key {
+            write!(f, "`{key}`: ")?;
+        }
+        f.write_str(&self.problem)
+    }
+}
+
+impl std::error::Error for ScenarioFileError {}
+
+/// Reads and validates the scenario file at `path`. Empirical distributions'
+/// CSV files are looked up next to it.
+pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioFileError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioFileError {
+        file: file.clone(),
+        line: None,
+        key: None,
+        problem: format!("cannot read the scenario file: {e}"),
+    })?;
+    parse_scenario(&file, &text, Some(path.parent().unwrap_or(Path::new(""))))
+}
+
+/// Parses and validates a scenario from `text`. `file` names it in errors and
+/// gives the default `name` (its stem). `base_dir` is where the CSV files of
+/// empirical distributions are read from; `None` (built-in scenarios) forbids
+/// them.
+pub fn parse_scenario(
+    file: &str,
+    text: &str,
+    base_dir: Option<&Path>,
+) -> Result<Scenario, ScenarioFileError> {
+    let spanned = DeTable::parse(text).map_err(|e| toml_error(file, text, &e))?;
+    let doc = Doc::new(file, text, spanned.get_ref());
+    let root: Table = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+
+    let mut name = None;
+    let mut description = None;
+    let mut duration = None;
+    let mut seeds = None;
+    let mut topology = None;
+    let mut network = None;
+    let mut workload = None;
+    let mut detectors = Vec::new();
+    let mut faults = Vec::new();
+    let mut random_faults = Vec::new();
+    let mut clocks = Vec::new();
+
+    // In file order, so that the first error reported is the first in the file.
+    let mut keys: Vec<(&String, &Value)> = root.iter().collect();
+    keys.sort_by_key(|(key, _)| doc.start(key));
+    for (key, value) in keys {
+        let path = key.as_str();
+        match path {
+            "name" => {
+                let text: String = doc.typed(value, path)?;
+                if text.trim().is_empty() {
+                    return Err(doc.error(path, "must not be empty"));
+                }
+                name = Some(text);
+            }
+            "description" => description = Some(doc.typed::<String>(value, path)?),
+            "duration" => duration = Some(doc.typed::<Nanos>(value, path)?),
+            "seeds" => seeds = Some(doc.typed::<u32>(value, path)?),
+            "topology" => topology = Some(doc.typed::<Topology>(value, path)?),
+            "network" => network = Some(doc.typed::<Network>(value, path)?),
+            "workload" => workload = Some(doc.typed::<Workload>(value, path)?),
+            "detectors" => {
+                for (i, table) in doc.tables(value, path)?.into_iter().enumerate() {
+                    let spec = detector_from_table(table)
+                        .map_err(|e| doc.error(&format!("{path}[{i}].{}", e.key), e.problem))?;
+                    detectors.push(DetectorSetup {
+                        name: spec.name.unwrap_or_else(|| spec.config.kind().to_string()),
+                        config: spec.config,
+                    });
+                }
+            }
+            "faults" => faults = doc.typed_tables::<Fault>(value, path)?,
+            "random_faults" => random_faults = doc.typed_tables::<RandomFaults>(value, path)?,
+            "clocks" => clocks = doc.typed_tables::<ClockSetup>(value, path)?,
+            _ => return Err(doc.error(path, unknown_top_level_key(path))),
+        }
+    }
+
+    let Some(duration) = duration else {
+        return Err(doc.error(
+            "duration",
+            "missing; every scenario needs the simulated time of a run, e.g. `duration = \"5m\"`",
+        ));
+    };
+    let Some(topology) = topology else {
+        return Err(doc.error(
+            "topology",
+            "missing; every scenario needs a [topology] table, e.g. `kind = \"mesh\"` and `nodes = 6`",
+        ));
+    };
+    let mut scenario = Scenario {
+        name: name.unwrap_or_else(|| default_name(file)),
+        description: description.unwrap_or_default(),
+        duration,
+        seeds: seeds.unwrap_or(DEFAULT_SEEDS),
+        topology,
+        network: network.unwrap_or_default(),
+        workload: workload.unwrap_or_default(),
+        detectors,
+        faults,
+        random_faults,
+        clocks,
+    };
+    load_empirical(&doc, &mut scenario, base_dir)?;
+    scenario
+        .validate()
+        .map_err(|e| doc.error(&e.path, e.problem))?;
+    Ok(scenario)
+}
+
+/// The stem of `file` (`crash.toml` -> `crash`).
+fn default_name(file: &str) -> String {
+    Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "scenario".to_string())
+}
+
+fn unknown_top_level_key(key: &str) -> String {
+    let mut problem = format!(
+        "unknown key; a scenario file takes {}",
+        TOP_LEVEL_KEYS
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(close) = TOP_LEVEL_KEYS
+        .iter()
+        .filter(|k| edit_distance(key, k) <= 2)
+        .min_by_key(|k| edit_distance(key, k))
+    {
+        problem.push_str(&format!(" (did you mean `{close}`?)"));
+    }
+    problem
+}
+
+/// Levenshtein distance, for "did you mean" hints on short keys.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitute = previous + usize::from(ca != cb);
+            previous = row[j + 1];
+            row[j + 1] = substitute.min(previous + 1).min(row[j] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+// ---------------------------------------------------------------------------
+// Where keys are written.
+
+/// Byte offsets of a key and of its value in the file.
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    key: usize,
+    value: usize,
+}
+
+/// The file's name, its line starts and the place of every key path.
+struct Doc<'a> {
+    file: &'a str,
+    line_starts: Vec<usize>,
+    places: BTreeMap<String, Place>,
+}
+
+impl<'a> Doc<'a> {
+    fn new(file: &'a str, text: &str, table: &DeTable<'_>) -> Doc<'a> {
+        let mut places = BTreeMap::new();
+        index_table(&mut places, "", table);
+        Doc {
+            file,
+            line_starts: line_starts(text),
+            places,
+        }
+    }
+
+    fn line_at(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&s| s <= offset).max(1)
+    }
+
+    /// Where `path` is written, for ordering keys as in the file.
+    fn start(&self, path: &str) -> usize {
+        self.places.get(path).map_or(usize::MAX, |p| p.key)
+    }
+
+    /// The line of `path`; for a key that is not written (a missing key), the
+    /// line of the closest enclosing table that is (its header); line 1 for a
+    /// missing top-level key.
+    fn line_of(&self, path: &str) -> usize {
+        if let Some(place) = self.places.get(path) {
+            return self.line_at(place.key);
+        }
+        let mut path = path;
+        while let Some(parent) = parent_path(path) {
+            if let Some(place) = self.places.get(parent) {
+                return self.line_at(place.value);
+            }
+            path = parent;
+        }
+        1
+    }
+
+    fn error(&self, path: &str, problem: impl Into<String>) -> ScenarioFileError {
+        ScenarioFileError {
+            file: self.file.to_string(),
+            line: Some(self.line_of(path)),
+            key: Some(path.to_string()),
+            problem: problem.into(),
+        }
+    }
+
+    /// `value` (written at `path`) as a `T`, or an error on the key at fault.
+    fn typed<T: DeserializeOwned>(
+        &self,
+        value: &Value,
+        path: &str,
+    ) -> Result<T, ScenarioFileError> {
+        match T::deserialize(value.clone()) {
+            Ok(typed) => Ok(typed),
+            Err(whole) => Err(self.locate::<T>(value, path, whole.message())),
+        }
+    }
+
+    /// The elements of an array of tables (`[[faults]]`).
+    fn tables<'v>(
+        &self,
+        value: &'v Value,
+        path: &str,
+    ) -> Result<Vec<&'v Table>, ScenarioFileError> {
+        match value {
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::Table(table) => Ok(table),
+                    other => Err(self.error(
+                        &format!("{path}[{i}]"),
+                        format!(
+                            "must be a table, got {}; write each entry as a [[{path}]] table",
+                            describe(other)
+                        ),
+                    )),
+                })
+                .collect(),
+            Value::Table(_) => Err(self.error(
+                path,
+                format!(
+                    "must be an array of tables: write [[{path}]] (two brackets) above each entry"
+                ),
+            )),
+            other => Err(self.error(
+                path,
+                format!(
+                    "must be an array of tables ([[{path}]] entries), got {}",
+                    describe(other)
+                ),
+            )),
+        }
+    }
+
+    /// Each table of an array of tables as a `T`.
+    fn typed_tables<T: DeserializeOwned>(
+        &self,
+        value: &Value,
+        path: &str,
+    ) -> Result<Vec<T>, ScenarioFileError> {
+        self.tables(value, path)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, table)| {
+                self.typed::<T>(&Value::Table(table.clone()), &format!("{path}[{i}]"))
+            })
+            .collect()
+    }
+
+    /// Pins the serde error `whole` of `value` as a `T` on one key (module doc).
+    fn locate<T: DeserializeOwned>(
+        &self,
+        value: &Value,
+        path: &str,
+        whole: &str,
+    ) -> ScenarioFileError {
+        if let Value::Table(_) = value {
+            let mut leaves = Vec::new();
+            collect_leaves(value, &mut Vec::new(), &mut leaves);
+            leaves.sort_by_key(|(segs, _)| self.start(&render(path, segs)));
+            let mut prefix = Value::Table(Table::new());
+            for (segs, leaf) in &leaves {
+                insert(&mut prefix, segs, (*leaf).clone());
+                let Err(e) = T::deserialize(prefix.clone()) else {
+                    continue;
+                };
+                let message = e.message();
+                if missing_field(message).is_some() {
+                    continue;
+                }
+                let culprit = culprit(segs, leaf, message);
+                return self.error(&render(path, culprit), rephrase(message));
+            }
+            if let Some(field) = missing_field(whole) {
+                let table = missing_in(value, field, path, self);
+                return self.error(&render(path, &join_seg(&table, field)), "missing");
+            }
+        }
+        self.error(path, rephrase(whole))
+    }
+}
+
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
+}
+
+fn line_at_offset(text: &str, offset: usize) -> usize {
+    text.as_bytes()
+        .iter()
+        .take(offset)
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn index_table(places: &mut BTreeMap<String, Place>, prefix: &str, table: &DeTable<'_>) {
+    for (key, value) in table.iter() {
+        let path = if prefix.is_empty() {
+            key.get_ref().to_string()
+        } else {
+            format!("{prefix}.{}", key.get_ref())
+        };
+        places.insert(
+            path.clone(),
+            Place {
+                key: key.span().start,
+                value: value.span().start,
+            },
+        );
+        index_value(places, &path, value.get_ref());
+    }
+}
+
+fn index_value(places: &mut BTreeMap<String, Place>, path: &str, value: &DeValue<'_>) {
+    match value {
+        DeValue::Table(table) => index_table(places, path, table),
+        DeValue::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let item_path = format!("{path}[{i}]");
+                let start = item.span().start;
+                places.insert(
+                    item_path.clone(),
+                    Place {
+                        key: start,
+                        value: start,
+                    },
+                );
+                index_value(places, &item_path, item.get_ref());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `faults[1].node` -> `faults[1]` -> `faults`; `None` at the top.
+fn parent_path(path: &str) -> Option<&str> {
+    if path.ends_with(']') {
+        if let Some(open) = path.rfind('[') {
+            return Some(&path[..open]);
+        }
+    }
+    path.rfind('.').map(|dot| &path[..dot])
+}
+
+// ---------------------------------------------------------------------------
+// Pinning serde errors on keys.
+
+/// One step of a key path relative to a table.
+#[derive(Clone, Debug, PartialEq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn render(base: &str, segs: &[Seg]) -> String {
+    let mut out = base.to_string();
+    for seg in segs {
+        match seg {
+            Seg::Key(key) if out.is_empty() => out.push_str(key),
+            Seg::Key(key) => {
+                out.push('.');
+                out.push_str(key);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn join_seg(segs: &[Seg], key: &str) -> Vec<Seg> {
+    let mut out = segs.to_vec();
+    out.push(Seg::Key(key.to_string()));
+    out
+}
+
+/// The leaves of a table: scalars, arrays that are not arrays of tables, and
+/// empty tables, each with its path.
+fn collect_leaves<'v>(value: &'v Value, segs: &mut Vec<Seg>, out: &mut Vec<(Vec<Seg>, &'v Value)>) {
+    match value {
+        Value::Table(table) if !table.is_empty() => {
+            for (key, child) in table {
+                segs.push(Seg::Key(key.clone()));
+                collect_leaves(child, segs, out);
+                segs.pop();
+            }
+        }
+        Value::Array(items) if !items.is_empty() && items.iter().all(Value::is_table) => {
+            for (i, child) in items.iter().enumerate() {
+                segs.push(Seg::Index(i));
+                collect_leaves(child, segs, out);
+                segs.pop();
+            }
+        }
+        leaf => out.push((segs.clone(), leaf)),
+    }
+}
+
+/// Sets the leaf at `segs` in `root`, creating the tables and arrays on the way.
+fn insert(root: &mut Value, segs: &[Seg], leaf: Value) {
+    let Some((first, rest)) = segs.split_first() else {
+        *root = leaf;
+        return;
+    };
+    let empty = || match rest.first() {
+        Some(Seg::Index(_)) => Value::Array(Vec::new()),
+        _ => Value::Table(Table::new()),
+    };
+    let child = match (root, first) {
+        (Value::Table(table), Seg::Key(key)) => table.entry(key.clone()).or_insert_with(empty),
+        (Value::Array(items), Seg::Index(i)) => {
+            while items.len() <= *i {
+                items.push(Value::Table(Table::new()));
+            }
+            match items.get_mut(*i) {
+                Some(child) => child,
+                None => return,
+            }
+        }
+        _ => return,
+    };
+    insert(child, rest, leaf)
+}
+
+/// The key a failing leaf's error is about: the leaf itself, or, for an
+/// unknown key holding a table or a table where a value belongs, the key of
+/// that table.
+fn culprit<'s>(segs: &'s [Seg], leaf: &Value, message: &str) -> &'s [Seg] {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        if let Some((field, _)) = rest.split_once('`') {
+            if let Some(at) = segs
+                .iter()
+                .rposition(|s| matches!(s, Seg::Key(k) if k == field))
+            {
+                return &segs[..=at];
+            }
+        }
+    }
+    if message.starts_with("invalid type: map") && !matches!(leaf, Value::Datetime(_)) {
+        if let Some((_, parent)) = segs.split_last() {
+            if !parent.is_empty() {
+                return parent;
+            }
+        }
+    }
+    segs
+}
+
+/// `field` of serde's "missing field `field`".
+fn missing_field(message: &str) -> Option<&str> {
+    message
+        .trim()
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(field, _)| field)
+}
+
+/// Which table of `value` lacks the required `field`: a nested distribution
+/// table (`[network.latency]` with no `median`) if one is missing it, else the
+/// table itself.
+fn missing_in(value: &Value, field: &str, path: &str, doc: &Doc<'_>) -> Vec<Seg> {
+    let mut tables = Vec::new();
+    collect_tables(value, &mut Vec::new(), &mut tables);
+    tables.sort_by_key(|(segs, _)| doc.start(&render(path, segs)));
+    for (segs, table) in tables {
+        if segs.is_empty() || table.contains_key(field) {
+            continue;
+        }
+        if let Err(e) = Dist::deserialize(Value::Table(table.clone())) {
+            if missing_field(e.message()) == Some(field) {
+                return segs;
+            }
+        }
+    }
+    Vec::new()
+}
+
+fn collect_tables<'v>(value: &'v Value, segs: &mut Vec<Seg>, out: &mut Vec<(Vec<Seg>, &'v Table)>) {
+    match value {
+        Value::Table(table) => {
+            out.push((segs.clone(), table));
+            for (key, child) in table {
+                segs.push(Seg::Key(key.clone()));
+                collect_tables(child, segs, out);
+                segs.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                segs.push(Seg::Index(i));
+                collect_tables(child, segs, out);
+                segs.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Serde's messages in the words of a scenario file: keys, values, tables.
+fn rephrase(message: &str) -> String {
+    let message = message.trim();
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        return match rest.split_once(", expected ") {
+            Some((_, expected)) => format!("unknown key; expected {expected}"),
+            None => "unknown key; this table takes no keys".to_string(),
+        };
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        if let Some((value, expected)) = rest.split_once("`, expected ") {
+            return format!("unknown value `{value}`; expected {expected}");
+        }
+    }
+    for rust in ["expected struct ", "expected internally tagged enum "] {
+        if let Some(at) = message.find(rust) {
+            return format!("{}expected a table", &message[..at]);
+        }
+    }
+    for (rust, plain) in [
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+    ] {
+        if let Some(head) = message.strip_suffix(rust) {
+            return format!("{head}{plain}");
+        }
+    }
+    message.to_string()
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Table(_) => "a table".to_string(),
+        Value::Array(_) => "an array".to_string(),
+        other => format!("`{other}`"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// TOML syntax errors.
+
+/// A TOML parse error, at its line, with the key written on that line if one is.
+fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioFileError {
+    let line = e.span().map(|span| line_at_offset(text, span.start));
+    let key = line.and_then(|line| key_on_line(text, line));
+    let message = e.message().trim();
+    ScenarioFileError {
+        file: file.to_string(),
+        line: Some(line.unwrap_or(1)),
+        key,
+        problem: format!(
+            "invalid TOML: {}",
+            message.lines().next().unwrap_or(message)
+        ),
+    }
+}
+
+/// Best effort, from the text alone (the document did not parse): the path of
+/// the key assigned on `line`, or of the table whose header is on it.
+fn key_on_line(text: &str, line: usize) -> Option<String> {
+    let mut table = String::new();
+    // Array-of-tables names and how many entries each has so far.
+    let mut arrays: BTreeMap<String, usize> = BTreeMap::new();
+    for (n, raw) in text.split('\n').enumerate() {
+        let here = n + 1 == line;
+        let trimmed = raw.trim();
+        if let Some(inner) = trimmed.strip_prefix("[[") {
+            let name = clean_key(inner.split("]]").next()?)?;
+            *arrays.entry(name.clone()).or_insert(0) += 1;
+            table = qualify(&name, &arrays);
+        } else if let Some(inner) = trimmed.strip_prefix('[') {
+            table = qualify(&clean_key(inner.split(']').next()?)?, &arrays);
+        } else if here {
+            let (key, _) = trimmed.split_once('=')?;
+            let key = clean_key(key)?;
+            return Some(if table.is_empty() {
+                key
+            } else {
+                format!("{table}.{key}")
+            });
+        }
+        if here {
+            return (!table.is_empty()).then_some(table);
+        }
+    }
+    None
+}
+
+/// `a . "b"` -> `a.b`; `None` if it does not look like a key.
+fn clean_key(text: &str) -> Option<String> {
+    let parts: Vec<String> = text
+        .split('.')
+        .map(|p| p.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+        .collect();
+    let ok = parts.iter().all(|p| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    });
+    ok.then(|| parts.join("."))
+}
+
+/// `random_faults.duration` -> `random_faults[2].duration` when
+/// `[[random_faults]]` has had three entries.
+fn qualify(name: &str, arrays: &BTreeMap<String, usize>) -> String {
+    let mut plain = String::new();
+    let mut out = String::new();
+    for part in name.split('.') {
+        if !plain.is_empty() {
+            plain.push('.');
+            out.push('.');
+        }
+        plain.push_str(part);
+        out.push_str(part);
+        if let Some(count) = arrays.get(&plain) {
+            out.push_str(&format!("[{}]", count.saturating_sub(1)));
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Empirical distributions.
+
+/// Fills the samples of every `dist = "empirical"` from its CSV file.
+fn load_empirical(
+    doc: &Doc<'_>,
+    scenario: &mut Scenario,
+    base_dir: Option<&Path>,
+) -> Result<(), ScenarioFileError> {
+    let mut dists: Vec<(String, &mut Dist)> = vec![
+        ("network.latency".to_string(), &mut scenario.network.latency),
+        (
+            "workload.interval".to_string(),
+            &mut scenario.workload.interval,
+        ),
+        (
+            "workload.service_time".to_string(),
+            &mut scenario.workload.service_time,
+        ),
+    ];
+    if let Some(d) = &mut scenario.network.data_latency {
+        dists.push(("network.data_latency".to_string(), d));
+    }
+    if let Some(d) = &mut scenario.workload.on {
+        dists.push(("workload.on".to_string(), d));
+    }
+    if let Some(d) = &mut scenario.workload.off {
+        dists.push(("workload.off".to_string(), d));
+    }
+    for (i, r) in scenario.random_faults.iter_mut().enumerate() {
+        if let Some(d) = &mut r.duration {
+            dists.push((format!("random_faults[{i}].duration"), d));
+        }
+    }
+    dists.sort_by_key(|(path, _)| doc.start(path));
+    for (path, dist) in dists {
+        if let Dist::Empirical { file, samples } = dist {
+            *samples = read_samples(doc, &format!("{path}.file"), file, base_dir)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads one column of millisecond values (an optional header line; blank and
+/// `#` lines skipped) from the CSV file `name`, named at `key` of the scenario.
+fn read_samples(
+    doc: &Doc<'_>,
+    key: &str,
+    name: &str,
+    base_dir: Option<&Path>,
+) -> Result<Vec<Nanos>, ScenarioFileError> {
+    let Some(base_dir) = base_dir else {
+        return Err(doc.error(
+            key,
+            "an empirical distribution reads its samples from a CSV file, which a built-in \
+             scenario cannot; copy the scenario to a file next to the CSV and run that file",
+        ));
+    };
+    if name.trim().is_empty() {
+        return Err(doc.error(key, "must name a CSV file of samples in milliseconds"));
+    }
+    let path = base_dir.join(name);
+    let data = std::fs::read(&path).map_err(|e| {
+        doc.error(
+            key,
+            format!("cannot read the samples file `{}`: {e}", path.display()),
+        )
+    })?;
+    let csv_file = path.display().to_string();
+    let named_at = format!("{}:{}", doc.file, doc.line_of(key));
+    let error = |byte: u64, problem: String| ScenarioFileError {
+        file: csv_file.clone(),
+        line: Some(usize::try_from(line_of_record(&data, byte)).unwrap_or(usize::MAX)),
+        key: Some(key.to_string()),
+        problem: format!("{problem} (samples file named at {named_at})"),
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .comment(Some(b'#'))
+        .from_reader(data.as_slice());
+    let mut record = csv::ByteRecord::new();
+    let mut samples = Vec::new();
+    let mut first = true;
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                let byte = e.position().map_or(0, |p| p.byte());
+                return Err(error(byte, format!("malformed CSV: {e}")));
+            }
+        }
+        if is_blank(&record) {
+            continue;
+        }
+        let at = byte_of(&record);
+        let is_first = std::mem::replace(&mut first, false);
+        let fields: Vec<&[u8]> = record.iter().map(<[u8]>::trim_ascii).collect();
+        let field = match fields.as_slice() {
+            [one] => *one,
+            // A trailing comma leaves an empty second field.
+            [one, rest @ ..] if rest.iter().all(|f| f.is_empty()) => *one,
+            _ => {
+                return Err(error(
+                    at,
+                    format!(
+                        "expected one column of milliseconds, found {} columns",
+                        fields.len()
+                    ),
+                ))
+            }
+        };
+        let text = String::from_utf8_lossy(field);
+        match Nanos::parse_millis(&text) {
+            Ok(sample) => samples.push(sample),
+            // A first line of words is a header.
+            Err(_) if is_first && field.first().is_some_and(|b| b.is_ascii_alphabetic()) => {}
+            Err(e) => {
+                return Err(error(
+                    at,
+                    format!("`{text}` is not a number of milliseconds: {e}"),
+                ))
+            }
+        }
+    }
+    Ok(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdlab_sim::scenario::{FaultKind, MonitorCount};
+
+    const MINIMAL: &str = r#"
+duration = "2m"
+
+[topology]
+kind = "mesh"
+nodes = 4
+
+[[detectors]]
+kind = "fixed-timeout"
+"#;
+
+    fn err(file: &str, text: &str) -> ScenarioFileError {
+        match parse_scenario(file, text, None) {
+            Ok(s) => panic!("{file} parsed: {s:?}"),
+            Err(e) => e,
+        }
+    }
+
+    /// Asserts file, line and key, and returns the problem.
+    fn assert_err(e: &ScenarioFileError, file: &str, line: usize, key: &str) -> String {
+        assert_eq!(e.file, file, "{e}");
+        assert_eq!(e.line, Some(line), "{e}");
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(!e.to_string().contains('\n'), "one line: {e}");
+        e.problem.clone()
+    }
+
+    #[test]
+    fn minimal_file_gets_the_defaults() {
+        let s = parse_scenario("dir/quick.toml", MINIMAL, None).unwrap();
+        assert_eq!(s.name, "quick");
+        assert_eq!(s.description, "");
+        assert_eq!(s.duration, Nanos::from_secs(120));
+        assert_eq!(s.seeds, DEFAULT_SEEDS);
+        assert_eq!(
+            s.topology,
+            Topology::Mesh {
+                nodes: 4,
+                monitors_per_node: MonitorCount::All
+            }
+        );
+        assert_eq!(s.network, Network::default());
+        assert_eq!(s.workload, Workload::default());
+        assert_eq!(s.detectors.len(), 1);
+        assert_eq!(s.detectors[0].name, "fixed-timeout");
+    }
+
+    #[test]
+    fn user_written_file_parses() {
+        let text = r#"
+# My cluster: 7 nodes, one of them crashes and comes back.
+name = "my-crash"
+description = "n3 crashes for a minute"
+duration = "4m"
+seeds = 12
+
+[topology]
+kind = "mesh"
+nodes = 7
+monitors_per_node = 3
+
+[network]
+latency = { dist = "normal", mean = "1ms", std_dev = "200us" }
+loss = 0.001
+
+[network.data_latency]
+dist = "pareto"
+scale = "2ms"
+shape = 2.5
+
+[[detectors]]
+name = "ft"
+kind = "fixed-timeout"
+timeout = "2s"
+
+[[detectors]]
+kind = "two-stage"
+[detectors.fast]
+kind = "phi-accrual"
+threshold = 3
+[detectors.confirm]
+kind = "fixed-timeout"
+
+[[faults]]
+kind = "crash"
+node = "n3"
+at = "60s"
+duration = "60s"
+
+[[faults]]
+kind = "clock"
+node = "n1"
+window = ["30s", "90s"]
+offset = "-1.5s"
+
+[[random_faults]]
+kind = "pause"
+rate_per_node_hour = 6
+duration = { dist = "uniform", min = "10ms", max = "300ms" }
+
+[[clocks]]
+node = "n0"
+drift = 1e-4
+"#;
+        let s = parse_scenario("my-crash.toml", text, None).unwrap();
+        assert_eq!(s.name, "my-crash");
+        assert_eq!(s.seeds, 12);
+        assert_eq!(s.detectors[1].name, "two-stage");
+        assert_eq!(s.faults.len(), 2);
+        assert_eq!(s.faults[0].kind, Some(FaultKind::Crash));
+        assert_eq!(s.faults[0].duration, Some(Nanos::from_secs(60)));
+        assert_eq!(s.random_faults[0].kind, FaultKind::Pause);
+        assert_eq!(s.clocks[0].drift, 1e-4);
+        assert!(matches!(s.network.data_latency, Some(Dist::Pareto { .. })));
+    }
+
+    #[test]
+    fn display_is_file_line_key_problem() {
+        let e = ScenarioFileError {
+            file: "a.toml".into(),
+            line: Some(3),
+            key: Some("faults[0].node".into()),
+            problem: "bad".into(),
+        };
+        assert_eq!(e.to_string(), "a.toml:3: `faults[0].node`: bad");
+        let e = ScenarioFileError {
+            file: "a.toml".into(),
+            line: None,
+            key: None,
+            problem: "bad".into(),
+        };
+        assert_eq!(e.to_string(), "a.toml: bad");
+    }
+
+    #[test]
+    fn toml_syntax_error() {
+        let text = "duration = \"2m\"\n\n[topology]\nkind = \"mesh\"\nnodes = 4x\n";
+        let e = err("syntax.toml", text);
+        let problem = assert_err(&e, "syntax.toml", 5, "topology.nodes");
+        assert!(problem.starts_with("invalid TOML"), "{e}");
+        let e = err("syntax.toml", "duration = 2m\n");
+        assert_err(&e, "syntax.toml", 1, "duration");
+        let e = err(
+            "syntax.toml",
+            "duration = \"2m\"\n[[faults]]\nkind = \"crash\"\n[[faults]]\nat = \"1s\n",
+        );
+        assert_err(&e, "syntax.toml", 5, "faults[1].at");
+        // A duplicate key is a TOML error too.
+        let e = err("dup.toml", "duration = \"2m\"\nseeds = 1\nseeds = 2\n");
+        assert_err(&e, "dup.toml", 3, "seeds");
+    }
+
+    #[test]
+    fn unknown_top_level_key() {
+        let text = format!("seeds = 3\ndurration = \"1m\"\n{MINIMAL}");
+        let e = err("top.toml", &text);
+        let problem = assert_err(&e, "top.toml", 2, "durration");
+        assert!(problem.contains("unknown key"), "{e}");
+        assert!(problem.contains("did you mean `duration`"), "{e}");
+        let e = err("top.toml", &format!("[extra]\na = 1\n{MINIMAL}"));
+        assert_err(&e, "top.toml", 1, "extra");
+    }
+
+    #[test]
+    fn unknown_key_in_topology_and_faults() {
+        let text = "duration = \"2m\"\n[topology]\nkind = \"mesh\"\nnodes = 4\nnodez = 5\n";
+        let e = err("t.toml", text);
+        let problem = assert_err(&e, "t.toml", 5, "topology.nodez");
+        assert!(problem.contains("unknown key"), "{e}");
+
+        let text = format!(
+            "{MINIMAL}\n[[faults]]\nkind = \"crash\"\nnode = \"n1\"\nat = \"10s\"\n\n\
+             [[faults]]\nkind = \"pause\"\nnode = \"n1\"\nat = \"20s\"\nlenght = \"1s\"\n"
+        );
+        let e = err("f.toml", &text);
+        let problem = assert_err(&e, "f.toml", 20, "faults[1].lenght");
+        assert!(problem.contains("unknown key"), "{e}");
+        assert!(problem.contains("`duration`"), "lists the keys: {e}");
+
+        // Inside a distribution, in a nested table.
+        let text = format!("{MINIMAL}\n[network.latency]\ndist = \"constant\"\nmedian = \"1ms\"\n");
+        let e = err("n.toml", &text);
+        let problem = assert_err(&e, "n.toml", 13, "network.latency.median");
+        assert!(problem.contains("expected `value`"), "{e}");
+        // An unknown table in a table is named as a whole.
+        let text = format!("{MINIMAL}\n[network.oops]\na = 1\n");
+        let e = err("n.toml", &text);
+        assert_err(&e, "n.toml", 11, "network.oops");
+    }
+
+    #[test]
+    fn negative_duration() {
+        let text = "duration = \"-1s\"\n[topology]\nkind = \"mesh\"\nnodes = 4\n";
+        let e = err("neg.toml", text);
+        let problem = assert_err(&e, "neg.toml", 1, "duration");
+        assert!(problem.contains("negative"), "{e}");
+
+        let text = format!("{MINIMAL}[[faults]]\nkind = \"pause\"\nnode = \"n1\"\nat = \"10s\"\nduration = \"-1s\"\n");
+        let e = err("neg.toml", &text);
+        let problem = assert_err(&e, "neg.toml", 14, "faults[0].duration");
+        assert!(problem.contains("negative"), "{e}");
+    }
+
+    #[test]
+    fn fault_naming_a_missing_node() {
+        let text =
+            format!("{MINIMAL}\n[[faults]]\nkind = \"crash\"\nat = \"10s\"\nnode = \"n9\"\n");
+        let e = err("crash.toml", &text);
+        let problem = assert_err(&e, "crash.toml", 14, "faults[0].node");
+        assert!(problem.contains("no node `n9`"), "{e}");
+    }
+
+    #[test]
+    fn probability_above_one() {
+        let text = format!(
+            "{MINIMAL}\n[[faults]]\nkind = \"crash\"\nnode = \"n1\"\nat = \"10s\"\n\n\
+             [[faults]]\nkind = \"loss\"\nat = \"20s\"\nprobability = 1.5\n"
+        );
+        let e = err("crash.toml", &text);
+        let problem = assert_err(&e, "crash.toml", 19, "faults[1].probability");
+        assert!(problem.contains("probability"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            format!("crash.toml:19: `faults[1].probability`: {problem}")
+        );
+        let text = format!("{MINIMAL}\n[network]\nloss = 2\n");
+        let e = err("net.toml", &text);
+        assert_err(&e, "net.toml", 12, "network.loss");
+        // A probability of the wrong type is a serde error, found the same way.
+        let text = format!(
+            "{MINIMAL}\n[[faults]]\nkind = \"loss\"\nat = \"20s\"\nprobability = \"high\"\n"
+        );
+        let e = err("crash.toml", &text);
+        let problem = assert_err(&e, "crash.toml", 14, "faults[0].probability");
+        assert!(problem.contains("expected a number"), "{e}");
+    }
+
+    #[test]
+    fn detector_with_unknown_kind() {
+        let text = format!("{MINIMAL}\n[[detectors]]\nname = \"x\"\nkind = \"phi\"\n");
+        let e = err("det.toml", &text);
+        let problem = assert_err(&e, "det.toml", 13, "detectors[1].kind");
+        assert!(problem.contains("unknown kind `phi`"), "{e}");
+        let text = format!("{MINIMAL}threshold = 3\n");
+        let e = err("det.toml", &text);
+        assert_err(&e, "det.toml", 10, "detectors[0].threshold");
+        // Validation of the detector, and of a nested two-stage key.
+        let text = format!("{MINIMAL}timeout = \"0s\"\n");
+        let e = err("det.toml", &text);
+        assert_err(&e, "det.toml", 10, "detectors[0].timeout");
+        let text = format!(
+            "{MINIMAL}\n[[detectors]]\nkind = \"two-stage\"\n[detectors.fast]\n\
+             kind = \"dataflow-decay\"\ndecay = 2\n[detectors.confirm]\nkind = \"phi-accrual\"\n"
+        );
+        let e = err("det.toml", &text);
+        assert_err(&e, "det.toml", 15, "detectors[1].fast.decay");
+    }
+
+    #[test]
+    fn duplicate_detector_names() {
+        let text =
+            format!("{MINIMAL}\n[[detectors]]\nkind = \"fixed-timeout\"\ntimeout = \"1s\"\n");
+        let e = err("dup.toml", &text);
+        let problem = assert_err(&e, "dup.toml", 11, "detectors[1].name");
+        assert!(problem.contains("`fixed-timeout` is used"), "{e}");
+    }
+
+    #[test]
+    fn missing_keys_point_at_their_table() {
+        let text = "seeds = 3\n[topology]\nkind = \"mesh\"\nnodes = 4\n";
+        let e = err("nodur.toml", text);
+        let problem = assert_err(&e, "nodur.toml", 1, "duration");
+        assert!(problem.starts_with("missing"), "{e}");
+        let e = err("notopo.toml", "duration = \"1m\"\n");
+        assert_err(&e, "notopo.toml", 1, "topology");
+        let e = err(
+            "nonodes.toml",
+            "duration = \"1m\"\n\n[topology]\nkind = \"mesh\"\n",
+        );
+        assert_err(&e, "nonodes.toml", 3, "topology.nodes");
+        let text =
+            format!("{MINIMAL}\n[network.latency]\ndist = \"lognormal\"\nmedian = \"1ms\"\n");
+        let e = err("nosigma.toml", &text);
+        assert_err(&e, "nosigma.toml", 11, "network.latency.sigma");
+        let text = format!("{MINIMAL}\n[[faults]]\nkind = \"crash\"\nnode = \"n1\"\n");
+        let e = err("noat.toml", &text);
+        assert_err(&e, "noat.toml", 11, "faults[0].at");
+        let text = format!("{MINIMAL}\n[[random_faults]]\nkind = \"pause\"\n");
+        let e = err("norate.toml", &text);
+        assert_err(&e, "norate.toml", 11, "random_faults[0].rate_per_node_hour");
+        let e = err(
+            "nodet.toml",
+            "duration = \"1m\"\n[topology]\nkind = \"mesh\"\nnodes = 3\n",
+        );
+        assert_err(&e, "nodet.toml", 1, "detectors");
+    }
+
+    #[test]
+    fn wrong_shapes() {
+        let text = format!("{MINIMAL}\n[faults]\nkind = \"crash\"\n");
+        let e = err("shape.toml", &text);
+        let problem = assert_err(&e, "shape.toml", 11, "faults");
+        assert!(problem.contains("[[faults]]"), "{e}");
+        let text = format!("clocks = [1]\n{MINIMAL}");
+        let e = err("shape.toml", &text);
+        assert_err(&e, "shape.toml", 1, "clocks[0]");
+        let e = err("shape.toml", &format!("network = 5\n{MINIMAL}"));
+        let problem = assert_err(&e, "shape.toml", 1, "network");
+        assert!(problem.ends_with("expected a table"), "{e}");
+        let e = err("shape.toml", &format!("seeds = -5\n{MINIMAL}"));
+        let problem = assert_err(&e, "shape.toml", 1, "seeds");
+        assert!(problem.contains("whole number"), "{e}");
+        let text = "duration = \"1m\"\n[topology]\nkind = \"ring\"\nnodes = 3\n";
+        let e = err("shape.toml", text);
+        let problem = assert_err(&e, "shape.toml", 3, "topology.kind");
+        assert!(problem.contains("unknown value `ring`"), "{e}");
+        let text = format!(
+            "{MINIMAL}\n[network]\nlatency = {{ dist = \"uniform\", min = \"1ms\", max = 3 }}\n"
+        );
+        let e = err("shape.toml", &text);
+        let problem = assert_err(&e, "shape.toml", 12, "network.latency.max");
+        assert!(problem.contains("no unit"), "{e}");
+    }
+
+    fn temp_dir(tag: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("fdlab-scenario-test-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn empirical_latency_from_csv() {
+        let dir = temp_dir("ok");
+        std::fs::write(
+            dir.join("lat.csv"),
+            "latency_ms\n0.8\n# a comment\n\n1.25\n3\n",
+        )
+        .unwrap();
+        let text = format!(
+            "{MINIMAL}\n[network]\nlatency = {{ dist = \"empirical\", file = \"lat.csv\" }}\n"
+        );
+        std::fs::write(dir.join("emp.toml"), &text).unwrap();
+        let s = load_scenario(&dir.join("emp.toml")).unwrap();
+        let Dist::Empirical { samples, .. } = &s.network.latency else {
+            panic!("not empirical")
+        };
+        assert_eq!(
+            samples,
+            &[
+                Nanos::from_micros(800),
+                Nanos::from_micros(1250),
+                Nanos::from_millis(3)
+            ]
+        );
+        // Built-in scenarios (no directory) cannot read files.
+        let e = err("emp.toml", &text);
+        assert_err(&e, "emp.toml", 12, "network.latency.file");
+        // A file that is missing.
+        let missing = text.replace("lat.csv", "nope.csv");
+        let e = parse_scenario("emp.toml", &missing, Some(&dir)).unwrap_err();
+        let problem = assert_err(&e, "emp.toml", 12, "network.latency.file");
+        assert!(problem.contains("nope.csv"), "{e}");
+        // A file with no samples.
+        std::fs::write(dir.join("empty.csv"), "latency_ms\n").unwrap();
+        let empty = text.replace("lat.csv", "empty.csv");
+        let e = parse_scenario("emp.toml", &empty, Some(&dir)).unwrap_err();
+        assert_err(&e, "emp.toml", 12, "network.latency.file");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn empirical_file_with_a_bad_number() {
+        let dir = temp_dir("bad");
+        std::fs::write(dir.join("lat.csv"), "ms\n1.5\n\n2,\nabc\n").unwrap();
+        let text = format!(
+            "{MINIMAL}\n[network]\nlatency = {{ dist = \"empirical\", file = \"lat.csv\" }}\n"
+        );
+        let e = parse_scenario("emp.toml", &text, Some(&dir)).unwrap_err();
+        let csv = dir.join("lat.csv").display().to_string();
+        let problem = assert_err(&e, &csv, 5, "network.latency.file");
+        assert!(problem.contains("`abc` is not a number"), "{e}");
+        assert!(problem.contains("emp.toml:12"), "{e}");
+        std::fs::write(dir.join("lat.csv"), "1\n-2\n").unwrap();
+        let e = parse_scenario("emp.toml", &text, Some(&dir)).unwrap_err();
+        assert_err(&e, &csv, 2, "network.latency.file");
+        std::fs::write(dir.join("lat.csv"), "1,2\n").unwrap();
+        let e = parse_scenario("emp.toml", &text, Some(&dir)).unwrap_err();
+        let problem = assert_err(&e, &csv, 1, "network.latency.file");
+        assert!(problem.contains("one column"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn unreadable_file_is_named() {
+        let e = load_scenario(Path::new("/nonexistent/fdlab/x.toml")).unwrap_err();
+        assert_eq!(e.file, "/nonexistent/fdlab/x.toml");
+        assert!(e.problem.contains("cannot read"), "{e}");
+    }
+
+    #[test]
+    fn validate_errors_map_to_lines() {
+        let text = format!(
+            "{MINIMAL}\n[[faults]]\nkind = \"partition\"\nnode = \"n1\"\n\
+             window = [\"50s\", \"10s\"]\nduration = \"5s\"\n"
+        );
+        let e = err("w.toml", &text);
+        assert_err(&e, "w.toml", 14, "faults[0].window");
+        let text = "duration = \"1m\"\n[topology]\nkind = \"mesh\"\nnodes = 1\n";
+        let e = err("n.toml", text);
+        assert_err(&e, "n.toml", 4, "topology.nodes");
+        let text = format!("{MINIMAL}\n[[clocks]]\nnode = \"n1\"\ndrift = 0.7\n");
+        let e = err("c.toml", &text);
+        assert_err(&e, "c.toml", 13, "clocks[0].drift");
+    }
+
+    #[test]
+    fn garbage_does_not_panic() {
+        for text in [
+            "",
+            "\u{feff}",
+            "[",
+            "[[",
+            "a = [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]",
+            "duration = 1979-05-27T07:32:00Z",
+            "[topology]\nnodes = 1979-05-27",
+            "duration = \"18446744073709551615h\"",
+            "seeds = 99999999999999999999",
+            "[[detectors]]\n[[detectors.fast]]",
+            "faults = [[1], {}]",
+        ] {
+            let e = err("g.toml", text);
+            assert!(e.line.is_some(), "{e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use crate::builtin::builtin;
+    use proptest::prelude::*;
+
+    /// A built-in scenario with one edit: bytes cut out, or a snippet put in.
+    fn mutated() -> impl Strategy<Value = String> {
+        let snippets = prop::sample::select(vec![
+            "=",
+            "\"",
+            "[",
+            "]",
+            "[[faults]]\n",
+            "\n",
+            "-",
+            "0",
+            "1e309",
+            "\"-1s\"",
+            "nodes = 0\n",
+            "kind = \"x\"\n",
+            "{",
+            "}",
+            ",",
+            ".",
+            "#",
+            "'",
+            "\\",
+            "window = [\"9s\", \"1s\"]\n",
+            "n99",
+            "\u{e9}",
+            "[topology]\n",
+            "dist = \"empirical\"\nfile = \"x.csv\"\n",
+            "999999999999999999999",
+        ]);
+        (
+            0..builtin().len(),
+            any::<prop::sample::Index>(),
+            0usize..40,
+            snippets,
+        )
+            .prop_map(|(which, at, cut, snippet)| {
+                let text = builtin()[which].1;
+                let mut at = at.index(text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let mut end = (at + cut).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                format!("{}{}{}", &text[..at], snippet, &text[end..])
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+            if let Err(e) = parse_scenario("fuzz.toml", &text, None) {
+                prop_assert!(e.line.is_some(), "{}", e);
+            }
+        }
+
+        #[test]
+        fn toml_like_text_never_panics(
+            text in "(\\[{1,2}[a-z_.]{1,12}\\]{1,2}\n|[a-z_]{1,12} = (\"[0-9a-z.\\- ]{0,8}\"|[0-9.\\-]{1,6}|\\[\\]|true)\n){0,12}"
+        ) {
+            if let Err(e) = parse_scenario("fuzz.toml", &text, None) {
+                prop_assert!(e.line.is_some(), "{}", e);
+                prop_assert!(e.key.is_some() || e.problem.starts_with("invalid TOML"), "{}", e);
+            }
+        }
+
+        #[test]
+        fn mutated_builtins_never_panic(text in mutated()) {
+            if let Err(e) = parse_scenario("fuzz.toml", &text, None) {
+                prop_assert!(e.line.is_some(), "{}", e);
+                prop_assert!(!e.to_string().contains('\n'), "{}", e);
+            }
+        }
+    }
+}

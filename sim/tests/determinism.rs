@@ -1,0 +1,274 @@
+//! Random valid scenarios: a run never panics, and the same (scenario, seed)
+//! gives the same outcome and trace twice.
+
+use fdlab_protocol::decay::DataflowDecayConfig;
+use fdlab_protocol::fixed::FixedTimeoutConfig;
+use fdlab_protocol::phi::PhiAccrualConfig;
+use fdlab_protocol::probe::AdaptiveProbeConfig;
+use fdlab_protocol::{DetectorConfig, Nanos};
+use fdlab_sim::engine::run;
+use fdlab_sim::scenario::{
+    Channel, ClockSetup, DetectorSetup, Direction, Dist, Expect, Fault, FaultKind, MonitorCount,
+    Network, PartitionMode, RandomFaults, Scenario, SignedNanos, Topology, Workload,
+};
+use proptest::prelude::*;
+
+fn ms(v: u64) -> Nanos {
+    Nanos::from_millis(v)
+}
+
+fn topology() -> impl Strategy<Value = Topology> {
+    prop_oneof![
+        (2u32..7, 0u32..4).prop_map(|(nodes, k)| Topology::Mesh {
+            nodes,
+            monitors_per_node: if k == 0 || k >= nodes {
+                MonitorCount::All
+            } else {
+                MonitorCount::Count(k)
+            },
+        }),
+        proptest::collection::vec(1u32..3, 2..4).prop_map(|layers| Topology::Dataflow { layers }),
+    ]
+}
+
+fn dist() -> impl Strategy<Value = Dist> {
+    prop_oneof![
+        (0u64..5).prop_map(|v| Dist::Constant { value: ms(v) }),
+        (0u64..3, 0u64..20).prop_map(|(a, b)| Dist::Uniform {
+            min: ms(a),
+            max: ms(a + b)
+        }),
+        (1u64..5, 0u64..3).prop_map(|(m, s)| Dist::Normal {
+            mean: ms(m),
+            std_dev: ms(s)
+        }),
+        (1u64..5, 0.0f64..1.5).prop_map(|(m, sigma)| Dist::Lognormal {
+            median: ms(m),
+            sigma
+        }),
+        (1u64..3, 1.0f64..4.0).prop_map(|(s, shape)| Dist::Pareto {
+            scale: ms(s),
+            shape
+        }),
+    ]
+}
+
+fn kind() -> impl Strategy<Value = FaultKind> {
+    prop_oneof![
+        Just(FaultKind::Crash),
+        Just(FaultKind::Restart),
+        Just(FaultKind::Pause),
+        Just(FaultKind::Partition),
+        Just(FaultKind::SlowLink),
+        Just(FaultKind::Loss),
+        Just(FaultKind::Backpressure),
+        Just(FaultKind::Degrade),
+        Just(FaultKind::Clock),
+    ]
+}
+
+/// A fault of `kind` on node `node`, shaped to pass validation.
+fn fault(kind: FaultKind, node: String, other: String, at: u64, len: u64, flag: bool) -> Fault {
+    let mut f = Fault {
+        kind: Some(kind),
+        at: Some(ms(at)),
+        expect: Some(if flag {
+            Expect::Detect
+        } else {
+            Expect::Tolerate
+        }),
+        ..Default::default()
+    };
+    match kind {
+        FaultKind::Crash | FaultKind::Restart => {
+            f.node = Some(node);
+            f.duration = flag.then_some(ms(len));
+        }
+        FaultKind::Pause => {
+            f.node = Some(node);
+            f.duration = Some(ms(len));
+            f.planned = Some(flag);
+        }
+        FaultKind::Partition => {
+            f.node = Some(node);
+            f.duration = Some(ms(len));
+            f.mode = Some(if flag {
+                PartitionMode::Hold
+            } else {
+                PartitionMode::Drop
+            });
+            f.direction = Some(if len.is_multiple_of(2) {
+                Direction::OneWay
+            } else {
+                Direction::Both
+            });
+        }
+        FaultKind::SlowLink => {
+            f.from = Some(node);
+            f.to = Some(other);
+            f.extra_latency = Some(ms(len % 500));
+            f.duration = Some(ms(len));
+        }
+        FaultKind::Loss => {
+            f.probability = Some((len % 100) as f64 / 100.0);
+            f.duration = Some(ms(len));
+            if flag {
+                f.burst = Some(ms(50));
+                f.gap = Some(ms(200));
+            }
+        }
+        FaultKind::Backpressure => {
+            f.node = Some(node);
+            f.capacity = Some(0.05);
+            f.duration = Some(ms(len));
+        }
+        FaultKind::Degrade => {
+            f.node = Some(node);
+            f.slowdown = Some(ms(len % 50));
+            f.duration = Some(ms(len));
+        }
+        FaultKind::Clock => {
+            f.node = Some(node);
+            f.offset = Some(SignedNanos(
+                if flag { -1 } else { 1 } * (len as i64) * 1_000_000,
+            ));
+            f.drift = flag.then_some(0.01);
+        }
+    }
+    f
+}
+
+fn detectors(dataflow: bool) -> Vec<DetectorSetup> {
+    let mut d = vec![
+        DetectorSetup {
+            name: "fixed".into(),
+            config: DetectorConfig::FixedTimeout(FixedTimeoutConfig {
+                interval: ms(200),
+                timeout: ms(700),
+                ..Default::default()
+            }),
+        },
+        DetectorSetup {
+            name: "phi".into(),
+            config: DetectorConfig::PhiAccrual(PhiAccrualConfig {
+                interval: ms(100),
+                acceptable_heartbeat_pause: Nanos::ZERO,
+                ..Default::default()
+            }),
+        },
+        DetectorSetup {
+            name: "probe".into(),
+            config: DetectorConfig::AdaptiveProbe(AdaptiveProbeConfig {
+                initial_timeout: ms(500),
+                ..Default::default()
+            }),
+        },
+    ];
+    if dataflow {
+        d.push(DetectorSetup {
+            name: "decay".into(),
+            config: DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
+        });
+    }
+    d
+}
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (
+        topology(),
+        dist(),
+        0.0f64..0.2,
+        prop_oneof![Just(Channel::Control), Just(Channel::Data)],
+        proptest::collection::vec(
+            (
+                kind(),
+                0usize..20,
+                0usize..20,
+                0u64..8_000,
+                1u64..4_000,
+                any::<bool>(),
+            ),
+            0..5,
+        ),
+        proptest::option::of((0.0f64..60.0, 1u64..500)),
+        any::<bool>(),
+        (1u32..80, 1u32..80),
+    )
+        .prop_map(
+            |(topology, latency, loss, channel, faults, random, clock, (sb, rq))| {
+                let names = topology.node_names();
+                let dataflow = matches!(topology, Topology::Dataflow { .. });
+                let pick = |i: usize| names[i % names.len()].clone();
+                Scenario {
+                    name: "random".into(),
+                    description: String::new(),
+                    duration: ms(10_000),
+                    seeds: 1,
+                    network: Network {
+                        latency,
+                        loss,
+                        heartbeat_channel: channel,
+                        send_buffer: sb,
+                        receive_queue: rq,
+                        ..Default::default()
+                    },
+                    workload: Workload {
+                        interval: Dist::Uniform {
+                            min: ms(5),
+                            max: ms(20),
+                        },
+                        ..Default::default()
+                    },
+                    detectors: detectors(dataflow),
+                    faults: faults
+                        .into_iter()
+                        .map(|(k, a, b, at, len, flag)| {
+                            fault(k, pick(a), pick(b + 1 + a), at, len, flag)
+                        })
+                        .collect(),
+                    random_faults: random
+                        .into_iter()
+                        .map(|(rate, len)| RandomFaults {
+                            kind: FaultKind::Pause,
+                            rate_per_node_hour: rate * 60.0,
+                            duration: Some(Dist::Constant { value: ms(len) }),
+                            extra_latency: None,
+                            probability: None,
+                            slowdown: None,
+                            capacity: None,
+                            expect: None,
+                        })
+                        .collect(),
+                    clocks: if clock {
+                        vec![ClockSetup {
+                            node: names[0].clone(),
+                            drift: 0.001,
+                            offset: SignedNanos(-5_000_000),
+                        }]
+                    } else {
+                        Vec::new()
+                    },
+                    topology,
+                }
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn random_scenarios_are_deterministic_and_never_panic(s in scenario(), seed in any::<u64>()) {
+        prop_assume!(s.validate().is_ok());
+        let (a, ta) = run(&s, seed, true);
+        let (b, tb) = run(&s, seed, true);
+        prop_assert_eq!(&a, &b);
+        prop_assert_eq!(ta, tb);
+        // Timelines are in time order and alternate.
+        for pair in &a.pairs {
+            for d in &pair.detectors {
+                prop_assert!(d.changes.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 != w[1].1));
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! `fdlab run` (the main job) and `fdlab replay`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
+use fdlab_reports::replay::write_trace_file;
+use fdlab_reports::tables::{terminal_table, write_tables};
+use fdlab_scenarios::{builtin, builtin_scenario, load_scenario};
+use fdlab_sim::engine;
+use fdlab_sim::scenario::Scenario;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+/// Where reports go unless `--out` says otherwise.
+pub const DEFAULT_OUT: &str = "reports-out";
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Built-in scenario names (see `fdlab list`) or scenario files; none runs
+    /// the whole built-in suite.
+    #[arg(value_name = "SCENARIO")]
+    scenarios: Vec<String>,
+    /// Seeds per scenario (default: each scenario's own `seeds`).
+    #[arg(long, value_name = "N")]
+    seeds: Option<u32>,
+    /// First seed; runs use seeds S, S+1, ...
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long, value_name = "J")]
+    jobs: Option<usize>,
+    /// Directory for the reports.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
+    out: PathBuf,
+}
+
+/// `fdlab` with no arguments: the built-in suite with its own seed counts.
+impl Default for RunArgs {
+    fn default() -> Self {
+        RunArgs {
+            scenarios: Vec::new(),
+            seeds: None,
+            seed: 1,
+            jobs: None,
+            out: PathBuf::from(DEFAULT_OUT),
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    /// A built-in scenario name or a scenario file.
+    #[arg(value_name = "SCENARIO")]
+    scenario: String,
+    /// The seed of the run to replay.
+    #[arg(long, value_name = "S")]
+    seed: u64,
+    /// Directory for `trace.csv`.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
+    out: PathBuf,
+}
+
+/// A built-in name, or else a file path.
+pub fn resolve(arg: &str) -> Result<Scenario, String> {
+    let path = Path::new(arg);
+    if path.exists() || arg.ends_with(".toml") {
+        return load_scenario(path).map_err(|e| e.to_string());
+    }
+    match builtin_scenario(arg) {
+        Some(result) => result.map_err(|e| e.to_string()),
+        None => Err(format!(
+            "`{arg}` is neither a built-in scenario nor a file; `fdlab list` shows the built-ins"
+        )),
+    }
+}
+
+fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
+    if jobs == Some(0) {
+        return Err("--jobs: must be at least 1".into());
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| format!("--jobs: {e}"))
+}
+
+pub fn run(args: &RunArgs) -> Result<(), String> {
+    // Every input is checked before anything runs or is written.
+    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
+        builtin()
+            .iter()
+            .map(|(name, _)| resolve(name))
+            .collect::<Result<_, _>>()?
+    } else {
+        args.scenarios
+            .iter()
+            .map(|s| resolve(s))
+            .collect::<Result<_, _>>()?
+    };
+    if args.seeds == Some(0) {
+        return Err("--seeds: must be at least 1".into());
+    }
+    let pool = thread_pool(args.jobs)?;
+    let jobs: Vec<(usize, u64)> = scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            let n = args.seeds.unwrap_or(s.seeds);
+            (0..u64::from(n)).map(move |k| (i, args.seed.wrapping_add(k)))
+        })
+        .collect();
+
+    let progress = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(jobs.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {bar:40} {pos}/{len} runs  {elapsed_precise}  {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let started = Instant::now();
+    let outcomes: Vec<_> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(i, seed)| {
+                let (outcome, _) = engine::run(&scenarios[i], seed, false);
+                progress.inc(1);
+                outcome
+            })
+            .collect()
+    });
+    progress.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
+    let events: u64 = outcomes.iter().map(|o| o.events).sum();
+
+    let mut results: Vec<ScenarioResult> = scenarios
+        .iter()
+        .map(|s| ScenarioResult {
+            scenario: s.name.clone(),
+            runs: Vec::new(),
+        })
+        .collect();
+    for (&(i, _), outcome) in jobs.iter().zip(outcomes) {
+        results[i].runs.push(outcome);
+    }
+    let metrics: Vec<_> = results.iter().map(scenario_metrics).collect();
+    for (scenario, m) in scenarios.iter().zip(&metrics) {
+        if !scenario.description.is_empty() {
+            println!("# {}", scenario.description.trim());
+        }
+        println!("{}", terminal_table(m));
+    }
+    write_tables(&args.out, &metrics).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    println!(
+        "{} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {} threads); reports in {}",
+        jobs.len(),
+        events as f64 / wall.max(1e-9) / 1e6,
+        pool.current_num_threads(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+pub fn replay(args: &ReplayArgs) -> Result<(), String> {
+    let scenario = resolve(&args.scenario)?;
+    let started = Instant::now();
+    let (outcome, records) = engine::run(&scenario, args.seed, true);
+    let wall = started.elapsed().as_secs_f64();
+    let records = records.unwrap_or_default();
+    let digest = write_trace_file(&args.out, &outcome, &records)
+        .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let metrics = scenario_metrics(&ScenarioResult {
+        scenario: scenario.name.clone(),
+        runs: vec![outcome.clone()],
+    });
+    println!("{}", terminal_table(&metrics));
+    println!(
+        "{} trace records, {} simulated events in {wall:.2} s -> {}",
+        records.len(),
+        outcome.events,
+        args.out.join("trace.csv").display()
+    );
+    println!("trace digest (SHA-256 of trace.csv): {digest}");
+    Ok(())
+}
