@@ -101,17 +101,17 @@ struct Node {
     downstream: Vec<u32>,
 }
 
-/// One detector on one monitored pair.
+/// One detector on one monitored pair: the small fields every event touches.
+/// The detector, its random stream and its timeline live in parallel vectors
+/// (`detectors`, `rngs`, `timelines`): with tens of thousands of slots, an
+/// event then touches a few cache lines instead of a 650-byte struct.
 struct Slot {
     pair: u32,
     det: u16,
-    detector: Detector,
     verdict: Verdict,
     timer_at: Option<Nanos>,
     timer_gen: u32,
     hb_gen: u32,
-    rng: ChaCha8Rng,
-    timeline: DetectorTimeline,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -161,6 +161,11 @@ pub struct Simulation<'a> {
     layout: Layout,
     pairs_link: Vec<Option<u32>>,
     slots: Vec<Slot>,
+    /// `(monitor, target)` of each slot.
+    ends: Vec<(u32, u32)>,
+    detectors: Vec<Detector>,
+    rngs: Vec<ChaCha8Rng>,
+    timelines: Vec<DetectorTimeline>,
     /// Slots whose monitor / target is each node.
     by_monitor: Vec<Vec<u32>>,
     by_target: Vec<Vec<u32>>,
@@ -241,7 +246,11 @@ impl<'a> Simulation<'a> {
                 latency_rng: streams.stream(Purpose::DataLink, &ids),
             });
         }
-        let mut slots = Vec::with_capacity(layout.pairs.len() * scenario.detectors.len());
+        let count = layout.pairs.len() * scenario.detectors.len();
+        let mut slots = Vec::with_capacity(count);
+        let mut ends = Vec::with_capacity(count);
+        let mut detectors = Vec::with_capacity(count);
+        let mut rngs = Vec::with_capacity(count);
         for (p, &(m, t)) in layout.pairs.iter().enumerate() {
             for (d, setup) in scenario.detectors.iter().enumerate() {
                 let ids = [u64::from(m), u64::from(t), name_hash(&setup.name)];
@@ -249,21 +258,22 @@ impl<'a> Simulation<'a> {
                 slots.push(Slot {
                     pair: p as u32,
                     det: d as u16,
-                    detector: Detector::new(setup.config.clone(), start)
-                        .expect("validated scenario"),
                     verdict: Verdict::Alive,
                     timer_at: None,
                     timer_gen: 0,
                     hb_gen: 0,
-                    rng: streams.stream(Purpose::Liveness, &ids),
-                    timeline: DetectorTimeline::default(),
                 });
+                ends.push((m, t));
+                detectors.push(
+                    Detector::new(setup.config.clone(), start).expect("validated scenario"),
+                );
+                rngs.push(streams.stream(Purpose::Liveness, &ids));
             }
         }
+        let timelines = (0..count).map(|_| DetectorTimeline::default()).collect();
         let mut by_monitor = vec![Vec::new(); n];
         let mut by_target = vec![Vec::new(); n];
-        for (i, slot) in slots.iter().enumerate() {
-            let (m, t) = layout.pairs[slot.pair as usize];
+        for (i, &(m, t)) in ends.iter().enumerate() {
             by_monitor[m as usize].push(i as u32);
             by_target[t as usize].push(i as u32);
         }
@@ -278,6 +288,10 @@ impl<'a> Simulation<'a> {
             nodes,
             pairs_link,
             slots,
+            ends,
+            detectors,
+            rngs,
+            timelines,
             by_monitor,
             by_target,
             dets,
@@ -324,7 +338,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn pair(&self, slot: u32) -> (u32, u32) {
-        self.layout.pairs[self.slots[slot as usize].pair as usize]
+        self.ends[slot as usize]
     }
 
     /// Runs to the end and returns what happened (and the trace, if asked).
@@ -372,7 +386,8 @@ impl<'a> Simulation<'a> {
         let s = &mut self.slots[slot as usize];
         s.hb_gen += 1;
         let gen = s.hb_gen;
-        let phase = Nanos(s.rng.random_range(0..interval.as_nanos().max(1)));
+        let rng = &mut self.rngs[slot as usize];
+        let phase = Nanos(rng.random_range(0..interval.as_nanos().max(1)));
         self.push(self.now + phase, Event::HeartbeatTick { slot, gen });
     }
 
@@ -381,9 +396,8 @@ impl<'a> Simulation<'a> {
         if self.dets[det].probes {
             let (m, _) = self.pair(slot);
             let local = self.local(m);
-            let s = &mut self.slots[slot as usize];
-            let jitter: f64 = s.rng.random();
-            s.detector.handle_start_probing(local, jitter);
+            let jitter: f64 = self.rngs[slot as usize].random();
+            self.detectors[slot as usize].handle_start_probing(local, jitter);
         }
         self.after_input(slot);
     }
@@ -540,7 +554,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn count(&mut self, slot: u32, bytes: u64) {
-        let tl = &mut self.slots[slot as usize].timeline;
+        let tl = &mut self.timelines[slot as usize];
         tl.messages += 1;
         tl.bytes += bytes;
     }
@@ -584,15 +598,15 @@ impl<'a> Simulation<'a> {
                 extra = extra + lf.extra_latency;
             }
         }
-        let s = &mut self.slots[slot as usize];
-        if keep < 1.0 && s.rng.random::<f64>() >= keep {
-            let det = s.det;
+        let rng = &mut self.rngs[slot as usize];
+        if keep < 1.0 && rng.random::<f64>() >= keep {
+            let det = self.slots[slot as usize].det;
             self.log("drop", from, Some(to), Some(det), || {
                 format!("{msg:?}: loss")
             });
             return;
         }
-        let latency = self.latency.sample(&mut s.rng) + extra;
+        let latency = self.latency.sample(rng) + extra;
         self.push(now + latency, Event::Arrive { to, msg });
     }
 
@@ -603,7 +617,7 @@ impl<'a> Simulation<'a> {
                 let (_, t) = self.pair(slot);
                 let det = self.slots[slot as usize].det;
                 self.log("deliver", to, Some(t), Some(det), || "heartbeat".into());
-                self.slots[slot as usize].detector.handle_heartbeat(local);
+                self.detectors[slot as usize].handle_heartbeat(local);
                 self.after_input(slot);
             }
             Msg::Probe { slot, id } => {
@@ -618,9 +632,7 @@ impl<'a> Simulation<'a> {
                 self.log("deliver", to, Some(t), Some(det), || {
                     format!("probe reply {id}")
                 });
-                self.slots[slot as usize]
-                    .detector
-                    .handle_probe_reply(local, ProbeId(id));
+                self.detectors[slot as usize].handle_probe_reply(local, ProbeId(id));
                 self.after_input(slot);
             }
         }
@@ -630,7 +642,7 @@ impl<'a> Simulation<'a> {
     /// change, and keep its timer armed.
     fn after_input(&mut self, slot: u32) {
         let (m, t) = self.pair(slot);
-        while let Some(tx) = self.slots[slot as usize].detector.poll_transmit() {
+        while let Some(tx) = self.detectors[slot as usize].poll_transmit() {
             self.send(
                 m,
                 t,
@@ -641,7 +653,7 @@ impl<'a> Simulation<'a> {
             );
         }
         self.record(slot);
-        let Some(local_due) = self.slots[slot as usize].detector.poll_timeout() else {
+        let Some(local_due) = self.detectors[slot as usize].poll_timeout() else {
             return;
         };
         let due = self.nodes[m as usize].clock.true_at(local_due, self.now);
@@ -655,11 +667,11 @@ impl<'a> Simulation<'a> {
     }
 
     fn record(&mut self, slot: u32) {
+        let verdict = self.detectors[slot as usize].verdict();
         let s = &mut self.slots[slot as usize];
-        let verdict = s.detector.verdict();
         if verdict != s.verdict {
             s.verdict = verdict;
-            s.timeline.changes.push((self.now, verdict));
+            self.timelines[slot as usize].changes.push((self.now, verdict));
             let det = s.det;
             let (m, t) = self.pair(slot);
             self.log("verdict", m, Some(t), Some(det), || verdict.as_str().into());
@@ -672,10 +684,10 @@ impl<'a> Simulation<'a> {
         }
         let (m, _) = self.pair(slot);
         let local = self.local(m);
-        let s = &mut self.slots[slot as usize];
-        s.timer_at = None;
-        if s.detector.poll_timeout().is_some_and(|due| due <= local) {
-            s.detector.handle_timeout(local);
+        self.slots[slot as usize].timer_at = None;
+        let detector = &mut self.detectors[slot as usize];
+        if detector.poll_timeout().is_some_and(|due| due <= local) {
+            detector.handle_timeout(local);
         }
         self.after_input(slot);
     }
@@ -805,9 +817,7 @@ impl<'a> Simulation<'a> {
         let local = self.local(node);
         for i in 0..self.by_monitor[node as usize].len() {
             let slot = self.by_monitor[node as usize][i];
-            self.slots[slot as usize]
-                .detector
-                .handle_local_health(local, score);
+            self.detectors[slot as usize].handle_local_health(local, score);
             self.after_input(slot);
         }
     }
@@ -823,9 +833,7 @@ impl<'a> Simulation<'a> {
         // Detectors learn of the stall before the backlog reaches them.
         for i in 0..self.by_monitor[node as usize].len() {
             let slot = self.by_monitor[node as usize][i];
-            self.slots[slot as usize]
-                .detector
-                .handle_local_stall(local, stall);
+            self.detectors[slot as usize].handle_local_stall(local, stall);
             self.record(slot);
         }
         let backlog = std::mem::take(&mut self.nodes[node as usize].backlog);
@@ -853,8 +861,8 @@ impl<'a> Simulation<'a> {
             let slot = self.by_monitor[node as usize][i];
             let det = self.slots[slot as usize].det as usize;
             let config = self.scenario.detectors[det].config.clone();
+            self.detectors[slot as usize] = Detector::new(config, local).expect("validated scenario");
             let s = &mut self.slots[slot as usize];
-            s.detector = Detector::new(config, local).expect("validated scenario");
             s.timer_at = None;
             s.timer_gen += 1;
             self.start_monitoring(slot);
@@ -1015,7 +1023,7 @@ impl<'a> Simulation<'a> {
                     "heartbeat (in band)".into()
                 });
                 self.links[link as usize].window_used -= 1;
-                self.slots[slot as usize].detector.handle_heartbeat(local);
+                self.detectors[slot as usize].handle_heartbeat(local);
                 self.after_input(slot);
                 self.try_transmit(link);
             }
@@ -1031,9 +1039,7 @@ impl<'a> Simulation<'a> {
         for d in 0..self.dets.len() {
             if self.dets[d].stream {
                 let slot = pair * self.dets.len() as u32 + d as u32;
-                self.slots[slot as usize]
-                    .detector
-                    .handle_frame(local, frame);
+                self.detectors[slot as usize].handle_frame(local, frame);
                 self.after_input(slot);
             }
         }
@@ -1098,7 +1104,7 @@ impl<'a> Simulation<'a> {
 
     fn finish(self) -> (RunOutcome, Option<Vec<TraceRecord>>) {
         let d = self.scenario.detectors.len();
-        let mut timelines = self.slots.into_iter().map(|s| s.timeline);
+        let mut timelines = self.timelines.into_iter();
         let pairs = self
             .layout
             .pairs
