@@ -25,6 +25,9 @@ pub struct EventQueue<T> {
     now: VecDeque<(u64, u64, T)>,
     /// `buckets[b]`: items whose time differs from `last` first in bit `b - 1`.
     buckets: Vec<Vec<(u64, u64, T)>>,
+    /// Bit `b - 1` set when `buckets[b]` is not empty: finding the first
+    /// non-empty bucket is one `trailing_zeros`.
+    occupied: u64,
     scratch: Vec<(u64, u64, T)>,
 }
 
@@ -42,6 +45,7 @@ impl<T> EventQueue<T> {
             len: 0,
             now: VecDeque::new(),
             buckets: (0..=64).map(|_| Vec::new()).collect(),
+            occupied: 0,
             scratch: Vec::new(),
         }
     }
@@ -69,13 +73,18 @@ impl<T> EventQueue<T> {
             self.now.push_back((time, self.seq, item));
         } else {
             self.buckets[b].push((time, self.seq, item));
+            self.occupied |= 1 << (b - 1);
         }
     }
 
     /// Removes the earliest item (earliest inserted among equal times).
     pub fn pop(&mut self) -> Option<(u64, T)> {
         if self.now.is_empty() {
-            let b = (1..self.buckets.len()).find(|&b| !self.buckets[b].is_empty())?;
+            if self.occupied == 0 {
+                return None;
+            }
+            let b = self.occupied.trailing_zeros() as usize + 1;
+            self.occupied &= !(1 << (b - 1));
             let mut items = std::mem::take(&mut self.buckets[b]);
             self.last = items.iter().map(|i| i.0).min().unwrap_or(self.last);
             for item in items.drain(..) {
@@ -84,12 +93,17 @@ impl<T> EventQueue<T> {
                     self.scratch.push(item);
                 } else {
                     self.buckets[nb].push(item);
+                    self.occupied |= 1 << (nb - 1);
                 }
             }
             // Keep the emptied bucket's allocation for reuse.
             self.buckets[b] = items;
-            self.scratch.sort_unstable_by_key(|i| i.1);
-            self.now.extend(self.scratch.drain(..));
+            if self.scratch.len() == 1 {
+                self.now.extend(self.scratch.pop());
+            } else {
+                self.scratch.sort_unstable_by_key(|i| i.1);
+                self.now.extend(self.scratch.drain(..));
+            }
         }
         let (time, _, item) = self.now.pop_front()?;
         self.len -= 1;
