@@ -7,6 +7,16 @@ use fdlab_protocol::probe::AdaptiveProbeConfig;
 use fdlab_protocol::DetectorConfig;
 
 pub fn run() -> Result<(), String> {
+    println!("Built-in scenarios (`fdlab run NAME`; the files are under scenarios/builtin/):\n");
+    for (name, _) in fdlab_scenarios::builtin() {
+        let scenario = crate::run::resolve(name)?;
+        println!(
+            "  {name:<22} {:>3} seeds  {}",
+            scenario.seeds,
+            scenario.description.trim()
+        );
+    }
+    println!();
     println!("Detector kinds (keys of a [[detectors]] table or of `fdlab trace --detector`, with defaults):\n");
     let kinds = [
         (

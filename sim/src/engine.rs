@@ -264,9 +264,8 @@ impl<'a> Simulation<'a> {
                     hb_gen: 0,
                 });
                 ends.push((m, t));
-                detectors.push(
-                    Detector::new(setup.config.clone(), start).expect("validated scenario"),
-                );
+                detectors
+                    .push(Detector::new(setup.config.clone(), start).expect("validated scenario"));
                 rngs.push(streams.stream(Purpose::Liveness, &ids));
             }
         }
@@ -671,7 +670,9 @@ impl<'a> Simulation<'a> {
         let s = &mut self.slots[slot as usize];
         if verdict != s.verdict {
             s.verdict = verdict;
-            self.timelines[slot as usize].changes.push((self.now, verdict));
+            self.timelines[slot as usize]
+                .changes
+                .push((self.now, verdict));
             let det = s.det;
             let (m, t) = self.pair(slot);
             self.log("verdict", m, Some(t), Some(det), || verdict.as_str().into());
@@ -861,7 +862,8 @@ impl<'a> Simulation<'a> {
             let slot = self.by_monitor[node as usize][i];
             let det = self.slots[slot as usize].det as usize;
             let config = self.scenario.detectors[det].config.clone();
-            self.detectors[slot as usize] = Detector::new(config, local).expect("validated scenario");
+            self.detectors[slot as usize] =
+                Detector::new(config, local).expect("validated scenario");
             let s = &mut self.slots[slot as usize];
             s.timer_at = None;
             s.timer_gen += 1;
