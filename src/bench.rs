@@ -26,6 +26,18 @@ pub struct BenchArgs {
     /// Fewer repetitions and a smaller trace (for a smoke run, not for figures).
     #[arg(long)]
     quick: bool,
+    /// Only these parts: detectors, trace, pipeline, mesh (default: all).
+    #[arg(long, value_delimiter = ',', value_name = "PART")]
+    only: Vec<Part>,
+}
+
+/// The parts of the benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    Detectors,
+    Trace,
+    Pipeline,
+    Mesh,
 }
 
 /// Repetitions per figure; the median is reported.
@@ -154,6 +166,41 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     if cfg!(debug_assertions) {
         eprintln!("fdlab bench: this is a debug build; figures are only meaningful with --release");
     }
+    let want = |part: Part| args.only.is_empty() || args.only.contains(&part);
+    if want(Part::Detectors) {
+        detectors(reps, ops);
+    }
+    if want(Part::Trace) {
+        trace(reps, rows)?;
+    }
+    if want(Part::Pipeline) || want(Part::Mesh) {
+        println!("\nsimulator (one core, one seed each):");
+    }
+    let (pipeline_len, mesh_len) = if args.quick {
+        (Nanos::from_secs(30), Nanos::from_secs(60))
+    } else {
+        (Nanos::from_secs(600), Nanos::from_secs(3600))
+    };
+    if want(Part::Pipeline) {
+        sim::measure(
+            &format!("dataflow 3x2 stages, 5 detectors, {pipeline_len}"),
+            &sim::pipeline(pipeline_len),
+        )?;
+    }
+    if want(Part::Mesh) {
+        sim::measure(
+            &format!("mesh 1000 nodes x 10 monitors, 2 detectors, {mesh_len}"),
+            &sim::big_mesh(1000, mesh_len),
+        )?;
+    }
+    match peak_memory_kib() {
+        Some(kib) => println!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
+        None => println!("\npeak memory: not available on this platform"),
+    }
+    Ok(())
+}
+
+fn detectors(reps: usize, ops: u64) {
     println!("fdlab bench: median of {reps} runs of {ops} calls each\n");
     println!(
         "{:<36} {:>14} {:>20} {:>12}",
@@ -187,7 +234,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         });
         println!("{name:<36} {input:>14.1} {input_poll:>20.1} {query:>12.1}");
     }
+}
 
+fn trace(reps: usize, rows: usize) -> Result<(), String> {
     println!("\nfdlab trace on a generated {rows}-row file (heartbeats, one query per 10 rows):");
     let csv = generate_trace(rows);
     let mb = csv.len() as f64 / 1e6;
@@ -214,24 +263,6 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         total,
         rows as f64 / total / 1e6
     );
-    println!("\nsimulator (one core, one seed each):");
-    let (pipeline_len, mesh_len) = if args.quick {
-        (Nanos::from_secs(30), Nanos::from_secs(60))
-    } else {
-        (Nanos::from_secs(600), Nanos::from_secs(3600))
-    };
-    sim::measure(
-        &format!("dataflow 3x2 stages, 5 detectors, {pipeline_len}"),
-        &sim::pipeline(pipeline_len),
-    )?;
-    sim::measure(
-        &format!("mesh 1000 nodes x 10 monitors, 2 detectors, {mesh_len}"),
-        &sim::big_mesh(1000, mesh_len),
-    )?;
-    match peak_memory_kib() {
-        Some(kib) => println!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
-        None => println!("\npeak memory: not available on this platform"),
-    }
     Ok(())
 }
 

@@ -19,6 +19,10 @@
 //! exact normal tail, and `"exponential"` is Cassandra's `FailureDetector`
 //! (`phi = dt / (mean * ln 10)`, exponential inter-arrivals, no pause allowance).
 //!
+//! Transcendental functions come from the pure-Rust `libm` crate rather than
+//! the platform's C library, whose last bits differ between systems: a verdict
+//! flips at the same nanosecond on every machine, as byte-identical replays need.
+//!
 //! Sans-IO: because phi is non-decreasing in the time since the last heartbeat,
 //! the instants at which it reaches the suspect and failure thresholds are
 //! computed when a heartbeat arrives (closed form, then checked against the phi
@@ -121,11 +125,11 @@ pub fn phi_logistic(dt: f64, mean: f64, std_dev: f64) -> f64 {
 /// [`phi_logistic`] of the standardized delay `y = (dt - mean) / std_dev`
 /// (`y > 0` exactly when `dt > mean`, the branch Akka tests).
 pub fn phi_logistic_y(y: f64) -> f64 {
-    let e = (-y * (LOGISTIC_A + LOGISTIC_B * y * y)).exp();
+    let e = libm::exp(-y * (LOGISTIC_A + LOGISTIC_B * y * y));
     if y > 0.0 {
-        -(e / (1.0 + e)).log10()
+        -libm::log10(e / (1.0 + e))
     } else {
-        -(1.0 - 1.0 / (1.0 + e)).log10()
+        -libm::log10(1.0 - 1.0 / (1.0 + e))
     }
 }
 
@@ -140,7 +144,7 @@ pub fn phi_normal_exact(dt: f64, mean: f64, std_dev: f64) -> f64 {
 
 /// [`phi_normal_exact`] of the standardized delay.
 pub fn phi_normal_exact_y(y: f64) -> f64 {
-    -(0.5 * libm::erfc(y / std::f64::consts::SQRT_2)).log10()
+    -libm::log10(0.5 * libm::erfc(y / std::f64::consts::SQRT_2))
 }
 
 /// Cassandra's phi for exponential inter-arrival times, `dt / (mean ln 10)`.

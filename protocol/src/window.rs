@@ -11,7 +11,7 @@
 pub const MAX_SAMPLE: u64 = 1 << 50;
 
 /// A FIFO window of at most `capacity` samples (nanoseconds).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SampleWindow {
     samples: Vec<u64>,
     capacity: usize,
@@ -19,6 +19,22 @@ pub struct SampleWindow {
     next: usize,
     sum: u128,
     sum_of_squares: u128,
+}
+
+impl Clone for SampleWindow {
+    /// Keeps the reserved capacity (a derived clone would drop it), so a cloned
+    /// detector does not allocate while its window fills.
+    fn clone(&self) -> Self {
+        let mut samples = Vec::with_capacity(self.capacity);
+        samples.extend_from_slice(&self.samples);
+        SampleWindow {
+            samples,
+            capacity: self.capacity,
+            next: self.next,
+            sum: self.sum,
+            sum_of_squares: self.sum_of_squares,
+        }
+    }
 }
 
 impl SampleWindow {

@@ -61,6 +61,11 @@ impl Clock {
         if self.local_i64(not_before) >= target {
             return not_before;
         }
+        if self.rate == 1.0 {
+            // A clock without drift is a shift: invert it exactly.
+            let ahead = (target - self.anchor_local) as u64;
+            return Nanos(self.anchor_true.saturating_add(ahead)).max(not_before);
+        }
         let ahead = (target - self.anchor_local) as f64 / self.rate;
         let mut t = Nanos(
             self.anchor_true

@@ -32,7 +32,7 @@ impl Sampler {
                     .map_or(Sampler::Constant(*mean), Sampler::Normal)
             }
             Dist::Lognormal { median, sigma } => {
-                LogNormal::new(median.as_nanos_f64().max(1.0).ln(), *sigma)
+                LogNormal::new(libm::log(median.as_nanos_f64().max(1.0)), *sigma)
                     .map_or(Sampler::Constant(*median), Sampler::LogNormal)
             }
             Dist::Pareto { scale, shape } => Pareto::new(scale.as_nanos_f64(), *shape)

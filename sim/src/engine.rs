@@ -251,10 +251,26 @@ impl<'a> Simulation<'a> {
         let mut ends = Vec::with_capacity(count);
         let mut detectors = Vec::with_capacity(count);
         let mut rngs = Vec::with_capacity(count);
+        // Detectors that start at the same local instant start identical:
+        // build each once and clone it (phi accrual's threshold search and
+        // window reservation are then paid once, not per pair).
+        let mut prototypes: Vec<(usize, Nanos, Detector)> = Vec::new();
         for (p, &(m, t)) in layout.pairs.iter().enumerate() {
             for (d, setup) in scenario.detectors.iter().enumerate() {
                 let ids = [u64::from(m), u64::from(t), name_hash(&setup.name)];
                 let start = nodes[m as usize].clock.local(Nanos::ZERO);
+                let detector = match prototypes
+                    .iter()
+                    .find(|(pd, ps, _)| *pd == d && *ps == start)
+                {
+                    Some((_, _, proto)) => proto.clone(),
+                    None => {
+                        let fresh =
+                            Detector::new(setup.config.clone(), start).expect("validated scenario");
+                        prototypes.push((d, start, fresh.clone()));
+                        fresh
+                    }
+                };
                 slots.push(Slot {
                     pair: p as u32,
                     det: d as u16,
@@ -264,8 +280,7 @@ impl<'a> Simulation<'a> {
                     hb_gen: 0,
                 });
                 ends.push((m, t));
-                detectors
-                    .push(Detector::new(setup.config.clone(), start).expect("validated scenario"));
+                detectors.push(detector);
                 rngs.push(streams.stream(Purpose::Liveness, &ids));
             }
         }

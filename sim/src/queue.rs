@@ -9,11 +9,11 @@
 //! bucket, with appends and sequential scans that stay cache-friendly when the
 //! queue holds hundreds of thousands of events. Working on slots rather than
 //! nanoseconds spares every item the redistributions through the 20 lowest
-//! bits; items of the current slot wait in a small binary heap, which orders
+//! bits; items of the current slot wait in a short sorted deque, which orders
 //! them exactly by (time, sequence).
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::cmp::Ordering;
+use std::collections::VecDeque;
 
 /// Bits of time below the radix: items within 2^20 ns (~1 ms) share a slot.
 pub const SLOT_BITS: u32 = 20;
@@ -47,8 +47,8 @@ pub struct EventQueue<T> {
     slot: u64,
     seq: u64,
     len: usize,
-    /// Items of the current slot.
-    now: BinaryHeap<Reverse<Entry<T>>>,
+    /// Items of the current slot, sorted by (time, sequence).
+    now: VecDeque<Entry<T>>,
     /// `buckets[b]`: items whose slot differs from `slot` first in bit `b - 1`.
     buckets: Vec<Vec<Entry<T>>>,
     /// Bit `b - 1` set when `buckets[b]` is not empty.
@@ -67,7 +67,7 @@ impl<T> EventQueue<T> {
             slot: 0,
             seq: 0,
             len: 0,
-            now: BinaryHeap::new(),
+            now: VecDeque::new(),
             buckets: (0..=64).map(|_| Vec::new()).collect(),
             occupied: 0,
         }
@@ -96,7 +96,11 @@ impl<T> EventQueue<T> {
             item,
         };
         match self.bucket(time) {
-            0 => self.now.push(Reverse(entry)),
+            0 => {
+                // Usually the latest of its slot: search from the back.
+                let at = self.now.partition_point(|e| e <= &entry);
+                self.now.insert(at, entry);
+            }
             b => {
                 self.buckets[b].push(entry);
                 self.occupied |= 1 << (b - 1);
@@ -120,7 +124,7 @@ impl<T> EventQueue<T> {
                 .unwrap_or(self.slot);
             for entry in items.drain(..) {
                 match self.bucket(entry.time) {
-                    0 => self.now.push(Reverse(entry)),
+                    0 => self.now.push_back(entry),
                     nb => {
                         self.buckets[nb].push(entry);
                         self.occupied |= 1 << (nb - 1);
@@ -129,8 +133,9 @@ impl<T> EventQueue<T> {
             }
             // Keep the emptied bucket's allocation for reuse.
             self.buckets[b] = items;
+            self.now.make_contiguous().sort_unstable();
         }
-        let Reverse(entry) = self.now.pop()?;
+        let entry = self.now.pop_front()?;
         self.len -= 1;
         Some((entry.time, entry.item))
     }
@@ -140,6 +145,8 @@ impl<T> EventQueue<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     proptest! {
         /// Same order as a binary heap of (time, sequence), under interleaved

@@ -94,14 +94,20 @@ fn ring_pairs(n: u32, k: u32, streams: &Streams) -> Vec<(u32, u32)> {
             order
         })
         .collect();
-    let mut position = vec![0usize; n as usize];
-    let mut chosen: Vec<u32> = Vec::with_capacity(k as usize);
-    for m in 0..n {
-        chosen.clear();
-        for ring in &rings {
+    let positions: Vec<Vec<usize>> = rings
+        .iter()
+        .map(|ring| {
+            let mut position = vec![0usize; n as usize];
             for (i, &node) in ring.iter().enumerate() {
                 position[node as usize] = i;
             }
+            position
+        })
+        .collect();
+    let mut chosen: Vec<u32> = Vec::with_capacity(k as usize);
+    for m in 0..n {
+        chosen.clear();
+        for (ring, position) in rings.iter().zip(&positions) {
             let start = position[m as usize];
             for step in 1..n as usize {
                 let candidate = ring[(start + step) % n as usize];
