@@ -324,7 +324,37 @@ pub mod sim {
         ]
     }
 
-    /// The 6-stage pipeline of the built-in suite, with every detector kind.
+    /// A one-seed scenario over links of ~1 ms (log-normal) with one fault.
+    fn scenario(
+        name: &str,
+        topology: Topology,
+        detectors: Vec<DetectorSetup>,
+        fault: Fault,
+        duration: Nanos,
+    ) -> Scenario {
+        Scenario {
+            name: name.into(),
+            description: String::new(),
+            duration,
+            seeds: 1,
+            topology,
+            network: Network {
+                latency: Dist::Lognormal {
+                    median: Nanos::from_millis(1),
+                    sigma: 0.5,
+                },
+                ..Default::default()
+            },
+            workload: Workload::default(),
+            detectors,
+            faults: vec![fault],
+            random_faults: Vec::new(),
+            clocks: Vec::new(),
+        }
+    }
+
+    /// The 6-stage pipeline of the built-in suite, with every detector kind,
+    /// and a 30 s freeze of a middle stage.
     pub fn pipeline(duration: Nanos) -> Scenario {
         let mut detectors = heartbeat_detectors();
         detectors.push(setup(
@@ -344,66 +374,44 @@ pub mod sim {
             "decay",
             DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
         ));
-        Scenario {
-            name: "bench-pipeline".into(),
-            description: String::new(),
-            duration,
-            seeds: 1,
-            topology: Topology::Dataflow {
-                layers: vec![2, 2, 2],
-            },
-            network: Network {
-                latency: Dist::Lognormal {
-                    median: Nanos::from_millis(1),
-                    sigma: 0.5,
-                },
-                ..Default::default()
-            },
-            workload: Workload::default(),
+        let freeze = Fault {
+            kind: Some(FaultKind::Pause),
+            node: Some("s1.0".into()),
+            at: Some(Nanos(duration.as_nanos() / 4)),
+            duration: Some(Nanos(duration.as_nanos() / 4).min(Nanos::from_secs(30))),
+            expect: Some(Expect::Detect),
+            ..Default::default()
+        };
+        let layers = vec![2, 2, 2];
+        scenario(
+            "bench-pipeline",
+            Topology::Dataflow { layers },
             detectors,
-            faults: vec![Fault {
-                kind: Some(FaultKind::Pause),
-                node: Some("s1.0".into()),
-                at: Some(Nanos(duration.as_nanos() / 4)),
-                duration: Some(Nanos(duration.as_nanos() / 4).min(Nanos::from_secs(30))),
-                expect: Some(Expect::Detect),
-                ..Default::default()
-            }],
-            random_faults: Vec::new(),
-            clocks: Vec::new(),
-        }
+            freeze,
+            duration,
+        )
     }
 
     /// 1,000 nodes, 10 monitors each, fixed timeout and phi accrual over 1 s
     /// heartbeats, one crash.
     pub fn big_mesh(nodes: u32, duration: Nanos) -> Scenario {
-        Scenario {
-            name: "bench-mesh".into(),
-            description: String::new(),
+        let crash = Fault {
+            kind: Some(FaultKind::Crash),
+            node: Some("n7".into()),
+            at: Some(Nanos(duration.as_nanos() / 2)),
+            ..Default::default()
+        };
+        let topology = Topology::Mesh {
+            nodes,
+            monitors_per_node: MonitorCount::Count(10),
+        };
+        scenario(
+            "bench-mesh",
+            topology,
+            heartbeat_detectors(),
+            crash,
             duration,
-            seeds: 1,
-            topology: Topology::Mesh {
-                nodes,
-                monitors_per_node: MonitorCount::Count(10),
-            },
-            network: Network {
-                latency: Dist::Lognormal {
-                    median: Nanos::from_millis(1),
-                    sigma: 0.5,
-                },
-                ..Default::default()
-            },
-            workload: Workload::default(),
-            detectors: heartbeat_detectors(),
-            faults: vec![Fault {
-                kind: Some(FaultKind::Crash),
-                node: Some("n7".into()),
-                at: Some(Nanos(duration.as_nanos() / 2)),
-                ..Default::default()
-            }],
-            random_faults: Vec::new(),
-            clocks: Vec::new(),
-        }
+        )
     }
 
     /// Runs `scenario` once and prints its figures.
