@@ -416,9 +416,8 @@ pub mod sim {
 
     /// Runs `scenario` once and prints its figures.
     pub fn measure(label: &str, scenario: &Scenario) -> Result<(), String> {
-        scenario.validate().map_err(|e| e.to_string())?;
         let start = Instant::now();
-        let (outcome, _) = run(scenario, 1, false);
+        let (outcome, _) = run(scenario, 1, false).map_err(|e| e.to_string())?;
         let wall = start.elapsed().as_secs_f64();
         println!(
             "  {label:<44} {:>12} events in {wall:>7.2} s = {:>6.2} M events/s",

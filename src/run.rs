@@ -126,15 +126,16 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         ProgressBar::hidden()
     };
     let started = Instant::now();
-    let outcomes: Vec<_> = pool.install(|| {
+    let outcomes = pool.install(|| {
         jobs.par_iter()
             .map(|&(i, seed)| {
-                let (outcome, _) = engine::run(&scenarios[i], seed, false);
+                let outcome = engine::run(&scenarios[i], seed, false).map(|(outcome, _)| outcome);
                 progress.inc(1);
                 outcome
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()
     });
+    let outcomes = outcomes.map_err(|e| e.to_string())?;
     progress.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
     let events: u64 = outcomes.iter().map(|o| o.events).sum();
@@ -170,7 +171,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
 pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let scenario = resolve(&args.scenario)?;
     let started = Instant::now();
-    let (outcome, records) = engine::run(&scenario, args.seed, true);
+    let (outcome, records) = engine::run(&scenario, args.seed, true).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
     let records = records.unwrap_or_default();
     let digest = write_trace_file(&args.out, &outcome, &records)

@@ -32,7 +32,7 @@ use crate::faults::{Action, Schedule};
 use crate::outcome::{DetectorTimeline, PairOutcome, RunOutcome};
 use crate::queue::EventQueue;
 use crate::rng::{name_hash, Purpose, Streams};
-use crate::scenario::{Channel, Scenario};
+use crate::scenario::{Channel, Scenario, ScenarioError};
 use crate::topology::Layout;
 
 /// Size of a heartbeat or probe datagram, for the overhead figures (a small
@@ -183,7 +183,8 @@ pub struct Simulation<'a> {
 }
 
 impl<'a> Simulation<'a> {
-    /// Builds the run (validate the scenario first).
+    /// Builds the run of a scenario that passed [`Scenario::validate`] (which
+    /// [`run`] checks).
     pub fn new(scenario: &'a Scenario, seed: u64, trace: bool) -> Simulation<'a> {
         let streams = Streams::new(seed);
         let layout = Layout::build(&scenario.topology, &streams);
@@ -1154,9 +1155,14 @@ impl<'a> Simulation<'a> {
     }
 }
 
-/// Runs `scenario` with `seed`; `trace` also returns the full event trace.
-pub fn run(scenario: &Scenario, seed: u64, trace: bool) -> (RunOutcome, Option<Vec<TraceRecord>>) {
+/// What one run returns: its outcome, and its trace when asked for.
+pub type RunResult = (RunOutcome, Option<Vec<TraceRecord>>);
+
+/// Validates `scenario`, then runs it with `seed`; `trace` also returns the
+/// full event trace.
+pub fn run(scenario: &Scenario, seed: u64, trace: bool) -> Result<RunResult, ScenarioError> {
+    scenario.validate()?;
     let (mut outcome, records) = Simulation::new(scenario, seed, trace).run();
     outcome.seed = seed;
-    (outcome, records)
+    Ok((outcome, records))
 }

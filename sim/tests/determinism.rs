@@ -260,8 +260,8 @@ proptest! {
     #[test]
     fn random_scenarios_are_deterministic_and_never_panic(s in scenario(), seed in any::<u64>()) {
         prop_assume!(s.validate().is_ok());
-        let (a, ta) = run(&s, seed, true);
-        let (b, tb) = run(&s, seed, true);
+        let (a, ta) = run(&s, seed, true).unwrap();
+        let (b, tb) = run(&s, seed, true).unwrap();
         prop_assert_eq!(&a, &b);
         prop_assert_eq!(ta, tb);
         // Timelines are in time order and alternate.

@@ -78,7 +78,7 @@ fn a_crash_is_detected_between_2_and_3_01_seconds_after() {
         vec![fault(FaultKind::Crash, "n1", crash_at, None)],
     );
     for seed in 0..20 {
-        let (out, _) = run(&scenario, seed, false);
+        let (out, _) = run(&scenario, seed, false).unwrap();
         let changes = timeline(&out, 0, 1, 0);
         assert_eq!(
             changes.len(),
@@ -115,7 +115,7 @@ fn a_500ms_pause_fools_a_200ms_timeout_but_not_a_3s_one() {
         vec![fault(FaultKind::Pause, "n1", 20_000, Some(500))],
     );
     for seed in 0..10 {
-        let (out, _) = run(&scenario, seed, false);
+        let (out, _) = run(&scenario, seed, false).unwrap();
         let tight = timeline(&out, 0, 1, 0);
         assert_eq!(
             tight.len(),
@@ -147,11 +147,11 @@ fn the_run_is_deterministic_and_seeds_differ() {
             fault(FaultKind::Pause, "n1", 20_000, Some(2_000)),
         ],
     );
-    let (a, ta) = run(&scenario, 7, true);
-    let (b, tb) = run(&scenario, 7, true);
+    let (a, ta) = run(&scenario, 7, true).unwrap();
+    let (b, tb) = run(&scenario, 7, true).unwrap();
     assert_eq!(a, b);
     assert_eq!(ta, tb);
-    let (c, _) = run(&scenario, 8, false);
+    let (c, _) = run(&scenario, 8, false).unwrap();
     assert_ne!(a.pairs, c.pairs, "another seed, other phases");
 }
 
@@ -166,8 +166,8 @@ fn adding_a_detector_changes_no_other_draw() {
     with_one.network.loss = 0.05;
     let mut with_two = with_one.clone();
     with_two.detectors.insert(0, fixed("b", 70, 250));
-    let (one, _) = run(&with_one, 3, false);
-    let (two, _) = run(&with_two, 3, false);
+    let (one, _) = run(&with_one, 3, false).unwrap();
+    let (two, _) = run(&with_two, 3, false).unwrap();
     for (p1, p2) in one.pairs.iter().zip(&two.pairs) {
         assert_eq!(p1.detectors[0], p2.detectors[1]);
     }
@@ -216,7 +216,7 @@ fn a_holding_partition_delivers_everything_in_order_after_the_heal() {
         ..Default::default()
     };
     let scenario = pipeline(Channel::Data, vec![partition]);
-    let (out, trace) = run(&scenario, 1, true);
+    let (out, trace) = run(&scenario, 1, true).unwrap();
     let trace = trace.unwrap();
     // Deliveries on the data link, in order: frames before the cut, none
     // during it, then the held backlog right after the heal.
@@ -255,4 +255,56 @@ fn a_holding_partition_delivers_everything_in_order_after_the_heal() {
     assert!(decay
         .iter()
         .any(|&(t, v)| v == Verdict::Failed && t > ms(5_000) && t < ms(5_100)));
+}
+
+#[test]
+fn a_clock_step_on_a_monitor_fools_a_fixed_timeout() {
+    let mut step = fault(FaultKind::Clock, "n0", 20_000, None);
+    step.offset = Some(fdlab_sim::scenario::SignedNanos(2_500_000_000));
+    let scenario = mesh(2, vec![fixed("fixed-3s", 1000, 3000)], vec![step]);
+    for seed in 0..20 {
+        let (out, _) = run(&scenario, seed, false).unwrap();
+        // A +2.5 s jump makes the last heartbeat look 2.5 s older: n0 declares
+        // n1 Failed as soon as that heartbeat is 0.5 s old (at once if it is
+        // already), and the next heartbeat, due within 1 s, brings it back.
+        let changes = timeline(&out, 0, 1, 0);
+        let [(failed_at, Verdict::Failed), (alive_at, Verdict::Alive)] = changes else {
+            panic!("seed {seed}: {changes:?}");
+        };
+        assert!(
+            *failed_at >= ms(20_000) && *failed_at <= ms(20_501),
+            "{failed_at:?}"
+        );
+        assert!(
+            *alive_at > *failed_at && *alive_at <= ms(21_002),
+            "{alive_at:?}"
+        );
+        // n1's own view of n0 is not affected.
+        assert!(timeline(&out, 1, 0, 0).is_empty());
+    }
+}
+
+#[test]
+fn a_starved_node_falls_behind_with_its_heartbeats() {
+    let mut degrade = fault(FaultKind::Degrade, "n1", 20_000, Some(20_000));
+    degrade.slowdown = Some(ms(1_500));
+    let scenario = mesh(2, vec![fixed("fixed-3s", 1000, 3000)], vec![degrade]);
+    let (out, _) = run(&scenario, 1, false).unwrap();
+    // n1 spends 1.5 s on every event it handles: its heartbeat timer and the
+    // heartbeats it receives queue up, and its heartbeats leave > 3 s apart.
+    let changes = timeline(&out, 0, 1, 0);
+    assert!(
+        changes
+            .iter()
+            .any(|&(t, v)| v == Verdict::Failed && t > ms(20_000)),
+        "{changes:?}"
+    );
+    assert_eq!(
+        changes.last().map(|c| c.1),
+        Some(Verdict::Alive),
+        "recovers after"
+    );
+    let undisturbed = mesh(2, vec![fixed("fixed-3s", 1000, 3000)], Vec::new());
+    let (out, _) = run(&undisturbed, 1, false).unwrap();
+    assert!(timeline(&out, 0, 1, 0).is_empty());
 }
