@@ -8,11 +8,14 @@
 //! heartbeat that pushes the deadline back costs no queue operation).
 //!
 //! Shadow mode: every detector of the scenario has its own instance on every
-//! monitored pair, its own liveness traffic (heartbeats at its interval,
-//! probes) sent by the simulated nodes, and its own random stream for that
-//! traffic, while faults, the data plane and the ground truth are shared. So
-//! detectors are compared on identical conditions, and adding one changes no
-//! other draw.
+//! monitored pair and its liveness traffic is sent by the simulated nodes and
+//! counted for it, while faults, the data plane and the ground truth are
+//! shared. Detectors of a pair that ask for heartbeats at the same interval
+//! receive the same heartbeat stream (each counts it as its own overhead): they
+//! are then compared on exactly the same arrivals, and the simulator sends one
+//! message where a deployment of either would send one. Every heartbeat stream
+//! (by pair and interval) and every prober (by pair and detector name) has its
+//! own random stream, so adding a detector changes no other draw.
 //!
 //! Node semantics (spec §4): a crashed node handles nothing and loses its
 //! events; a paused node handles nothing, sends nothing and fires no timer,
@@ -59,14 +62,14 @@ pub struct TraceRecord {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Msg {
-    Heartbeat { slot: u32 },
+    Heartbeat { stream: u32 },
     Probe { slot: u32, id: u64 },
     ProbeReply { slot: u32, id: u64 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Event {
-    HeartbeatTick { slot: u32, gen: u32 },
+    HeartbeatTick { stream: u32, gen: u32 },
     DetectorTimer { slot: u32, gen: u32 },
     Arrive { to: u32, msg: Msg },
     Fault { action: u32 },
@@ -106,20 +109,31 @@ struct Node {
 /// (`detectors`, `rngs`, `timelines`): with tens of thousands of slots, an
 /// event then touches a few cache lines instead of a 650-byte struct.
 struct Slot {
-    pair: u32,
     det: u16,
     verdict: Verdict,
     timer_at: Option<Nanos>,
     timer_gen: u32,
-    hb_gen: u32,
+    /// Liveness messages and bytes sent for it (copied to its timeline at the end).
+    messages: u64,
+    bytes: u64,
+}
+
+/// The heartbeats one target sends one monitor at one interval, for every
+/// detector of the pair with that interval.
+struct HbStream {
+    pair: u32,
+    interval: Nanos,
+    gen: u32,
+    /// The slots that receive it, in detector order.
+    slots: Vec<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Item {
     Data,
-    /// An in-band heartbeat of a detector slot (`heartbeat_channel = "data"`).
+    /// An in-band heartbeat of a heartbeat stream (`heartbeat_channel = "data"`).
     Heartbeat {
-        slot: u32,
+        stream: u32,
     },
     /// A control frame: bypasses the send buffer and the window.
     Control(Frame),
@@ -166,9 +180,12 @@ pub struct Simulation<'a> {
     detectors: Vec<Detector>,
     rngs: Vec<ChaCha8Rng>,
     timelines: Vec<DetectorTimeline>,
-    /// Slots whose monitor / target is each node.
+    hb_streams: Vec<HbStream>,
+    hb_rngs: Vec<ChaCha8Rng>,
+    /// Heartbeat streams whose target is each node.
+    hb_by_target: Vec<Vec<u32>>,
+    /// Slots whose monitor is each node.
     by_monitor: Vec<Vec<u32>>,
-    by_target: Vec<Vec<u32>>,
     dets: Vec<DetInfo>,
     links: Vec<Link>,
     schedule: Schedule,
@@ -256,7 +273,7 @@ impl<'a> Simulation<'a> {
         // build each once and clone it (phi accrual's threshold search and
         // window reservation are then paid once, not per pair).
         let mut prototypes: Vec<(usize, Nanos, Detector)> = Vec::new();
-        for (p, &(m, t)) in layout.pairs.iter().enumerate() {
+        for &(m, t) in &layout.pairs {
             for (d, setup) in scenario.detectors.iter().enumerate() {
                 let ids = [u64::from(m), u64::from(t), name_hash(&setup.name)];
                 let start = nodes[m as usize].clock.local(Nanos::ZERO);
@@ -273,12 +290,12 @@ impl<'a> Simulation<'a> {
                     }
                 };
                 slots.push(Slot {
-                    pair: p as u32,
                     det: d as u16,
                     verdict: Verdict::Alive,
                     timer_at: None,
                     timer_gen: 0,
-                    hb_gen: 0,
+                    messages: 0,
+                    bytes: 0,
                 });
                 ends.push((m, t));
                 detectors.push(detector);
@@ -286,11 +303,39 @@ impl<'a> Simulation<'a> {
             }
         }
         let timelines = (0..count).map(|_| DetectorTimeline::default()).collect();
+        let d_count = scenario.detectors.len();
+        let mut hb_streams: Vec<HbStream> = Vec::new();
+        let mut hb_rngs = Vec::new();
+        let mut hb_by_target = vec![Vec::new(); n];
+        for (p, &(m, t)) in layout.pairs.iter().enumerate() {
+            let first = hb_streams.len();
+            for (d, info) in dets.iter().enumerate() {
+                let Some(interval) = info.heartbeat else {
+                    continue;
+                };
+                let slot = (p * d_count + d) as u32;
+                match hb_streams[first..]
+                    .iter_mut()
+                    .find(|s| s.interval == interval)
+                {
+                    Some(stream) => stream.slots.push(slot),
+                    None => {
+                        hb_by_target[t as usize].push(hb_streams.len() as u32);
+                        let ids = [u64::from(m), u64::from(t), interval.as_nanos()];
+                        hb_rngs.push(streams.stream(Purpose::Heartbeat, &ids));
+                        hb_streams.push(HbStream {
+                            pair: p as u32,
+                            interval,
+                            gen: 0,
+                            slots: vec![slot],
+                        });
+                    }
+                }
+            }
+        }
         let mut by_monitor = vec![Vec::new(); n];
-        let mut by_target = vec![Vec::new(); n];
-        for (i, &(m, t)) in ends.iter().enumerate() {
+        for (i, &(m, _)) in ends.iter().enumerate() {
             by_monitor[m as usize].push(i as u32);
-            by_target[t as usize].push(i as u32);
         }
         let net = &scenario.network;
         let held = vec![Vec::new(); schedule.partitions.len()];
@@ -307,8 +352,10 @@ impl<'a> Simulation<'a> {
             detectors,
             rngs,
             timelines,
+            hb_streams,
+            hb_rngs,
+            hb_by_target,
             by_monitor,
-            by_target,
             dets,
             links,
             held,
@@ -377,33 +424,37 @@ impl<'a> Simulation<'a> {
             let t = self.schedule.actions[i].0;
             self.push(t, Event::Fault { action: i as u32 });
         }
+        for stream in 0..self.hb_streams.len() as u32 {
+            self.start_heartbeats(stream);
+        }
         for slot in 0..self.slots.len() as u32 {
-            self.start_slot(slot, true);
+            self.start_monitoring(slot);
         }
         for link in 0..self.links.len() as u32 {
             self.start_link(link);
         }
     }
 
-    /// Starts a slot's liveness traffic: the target's heartbeat sender and the
-    /// monitor's probing. `as_monitor`/target restarts call parts of it.
-    fn start_slot(&mut self, slot: u32, as_monitor: bool) {
-        let det = self.slots[slot as usize].det as usize;
-        if let Some(interval) = self.dets[det].heartbeat {
-            self.start_heartbeats(slot, interval);
-        }
-        if as_monitor {
-            self.start_monitoring(slot);
-        }
+    /// (Re)starts a heartbeat stream's sender, at a random phase.
+    fn start_heartbeats(&mut self, stream: u32) {
+        let st = &mut self.hb_streams[stream as usize];
+        st.gen += 1;
+        let (gen, interval) = (st.gen, st.interval);
+        let rng = &mut self.hb_rngs[stream as usize];
+        let phase = Nanos(rng.random_range(0..interval.as_nanos().max(1)));
+        self.push(self.now + phase, Event::HeartbeatTick { stream, gen });
     }
 
-    fn start_heartbeats(&mut self, slot: u32, interval: Nanos) {
-        let s = &mut self.slots[slot as usize];
-        s.hb_gen += 1;
-        let gen = s.hb_gen;
-        let rng = &mut self.rngs[slot as usize];
-        let phase = Nanos(rng.random_range(0..interval.as_nanos().max(1)));
-        self.push(self.now + phase, Event::HeartbeatTick { slot, gen });
+    fn stream_pair(&self, stream: u32) -> (u32, u32) {
+        self.layout.pairs[self.hb_streams[stream as usize].pair as usize]
+    }
+
+    /// Counts a message for every detector a heartbeat stream serves.
+    fn count_stream(&mut self, stream: u32, bytes: u64) {
+        for i in 0..self.hb_streams[stream as usize].slots.len() {
+            let slot = self.hb_streams[stream as usize].slots[i];
+            self.count(slot, bytes);
+        }
     }
 
     fn start_monitoring(&mut self, slot: u32) {
@@ -448,7 +499,7 @@ impl<'a> Simulation<'a> {
 
     fn owner(&self, event: &Event) -> Option<u32> {
         match *event {
-            Event::HeartbeatTick { slot, .. } => Some(self.pair(slot).1),
+            Event::HeartbeatTick { stream, .. } => Some(self.stream_pair(stream).1),
             Event::DetectorTimer { slot, .. } => Some(self.pair(slot).0),
             Event::Arrive { to, .. } => Some(to),
             Event::Fault { .. } => None,
@@ -485,7 +536,7 @@ impl<'a> Simulation<'a> {
             }
         }
         match event {
-            Event::HeartbeatTick { slot, gen } => self.heartbeat_tick(slot, gen),
+            Event::HeartbeatTick { stream, gen } => self.heartbeat_tick(stream, gen),
             Event::DetectorTimer { slot, gen } => self.detector_timer(slot, gen),
             Event::Arrive { to, msg } => self.arrive(to, msg),
             Event::Fault { action } => self.fault(action),
@@ -514,13 +565,8 @@ impl<'a> Simulation<'a> {
                 self.try_transmit(link);
             }
             Event::Arrive { msg, .. } => {
-                let slot = match msg {
-                    Msg::Heartbeat { slot }
-                    | Msg::Probe { slot, .. }
-                    | Msg::ProbeReply { slot, .. } => slot,
-                };
-                let det = self.slots[slot as usize].det;
-                self.log("drop", node, None, Some(det), || {
+                let det = self.msg_detector(msg);
+                self.log("drop", node, None, det, || {
                     format!("{msg:?}: receiver crashed")
                 });
             }
@@ -530,59 +576,64 @@ impl<'a> Simulation<'a> {
 
     // ---- liveness traffic -------------------------------------------------
 
-    fn heartbeat_tick(&mut self, slot: u32, gen: u32) {
-        if self.slots[slot as usize].hb_gen != gen {
+    fn heartbeat_tick(&mut self, stream: u32, gen: u32) {
+        let st = &self.hb_streams[stream as usize];
+        if st.gen != gen {
             return;
         }
-        let det = self.slots[slot as usize].det as usize;
-        let Some(interval) = self.dets[det].heartbeat else {
-            return;
-        };
-        let (m, t) = self.pair(slot);
-        let pair = self.slots[slot as usize].pair as usize;
+        let (interval, pair) = (st.interval, st.pair as usize);
+        let (m, t) = self.layout.pairs[pair];
         match (
             self.scenario.network.heartbeat_channel,
             self.pairs_link[pair],
         ) {
             (Channel::Data, Some(link)) => {
-                self.count(slot, LIVENESS_MESSAGE_BYTES);
+                self.count_stream(stream, LIVENESS_MESSAGE_BYTES);
                 let cap = self.scenario.network.send_buffer as usize;
                 if self.links[link as usize].buffer.len() < cap {
                     self.links[link as usize]
                         .buffer
-                        .push_back(Item::Heartbeat { slot });
+                        .push_back(Item::Heartbeat { stream });
                     self.try_transmit(link);
                 } else {
-                    let d = det as u16;
-                    self.log("drop", t, Some(m), Some(d), || {
-                        "heartbeat: send buffer full".into()
+                    self.log("drop", t, Some(m), None, || {
+                        format!("heartbeat every {interval}: send buffer full")
                     });
                 }
             }
-            _ => self.send(t, m, Msg::Heartbeat { slot }),
+            _ => self.send(t, m, Msg::Heartbeat { stream }),
         }
         // Next tick on the sender's local clock (a fixed-delay timer: after a
         // pause it fires once, late, then resumes its period).
         let clock = self.nodes[t as usize].clock;
         let next = clock.true_at(clock.local(self.now) + interval, self.now + Nanos(1));
-        self.push(next, Event::HeartbeatTick { slot, gen });
+        self.push(next, Event::HeartbeatTick { stream, gen });
+    }
+
+    /// The detector a message is for, if only one (heartbeats may serve several).
+    fn msg_detector(&self, msg: Msg) -> Option<u16> {
+        match msg {
+            Msg::Heartbeat { .. } => None,
+            Msg::Probe { slot, .. } | Msg::ProbeReply { slot, .. } => {
+                Some(self.slots[slot as usize].det)
+            }
+        }
     }
 
     fn count(&mut self, slot: u32, bytes: u64) {
-        let tl = &mut self.timelines[slot as usize];
-        tl.messages += 1;
-        tl.bytes += bytes;
+        let s = &mut self.slots[slot as usize];
+        s.messages += 1;
+        s.bytes += bytes;
     }
 
-    /// Sends a control datagram for a detector slot.
+    /// Sends a control datagram.
     fn send(&mut self, from: u32, to: u32, msg: Msg) {
-        let slot = match msg {
-            Msg::Heartbeat { slot } | Msg::Probe { slot, .. } | Msg::ProbeReply { slot, .. } => {
-                slot
+        match msg {
+            Msg::Heartbeat { stream } => self.count_stream(stream, LIVENESS_MESSAGE_BYTES),
+            Msg::Probe { slot, .. } | Msg::ProbeReply { slot, .. } => {
+                self.count(slot, LIVENESS_MESSAGE_BYTES)
             }
-        };
-        self.count(slot, LIVENESS_MESSAGE_BYTES);
-        let det = self.slots[slot as usize].det;
+        }
         let now = self.now;
         if let Some(p) = self
             .schedule
@@ -590,20 +641,21 @@ impl<'a> Simulation<'a> {
             .iter()
             .position(|p| p.cuts(from, to, now))
         {
+            let det = self.msg_detector(msg);
             if self.schedule.partitions[p].hold {
                 self.held[p].push((from, to, msg));
-                self.log("hold", from, Some(to), Some(det), || format!("{msg:?}"));
+                self.log("hold", from, Some(to), det, || format!("{msg:?}"));
             } else {
-                self.log("drop", from, Some(to), Some(det), || {
+                self.log("drop", from, Some(to), det, || {
                     format!("{msg:?}: partition")
                 });
             }
             return;
         }
-        self.transmit_datagram(from, to, msg, slot);
+        self.transmit_datagram(from, to, msg);
     }
 
-    fn transmit_datagram(&mut self, from: u32, to: u32, msg: Msg, slot: u32) {
+    fn transmit_datagram(&mut self, from: u32, to: u32, msg: Msg) {
         let now = self.now;
         let mut keep = 1.0 - self.scenario.network.loss;
         let mut extra = Nanos::ZERO;
@@ -613,27 +665,35 @@ impl<'a> Simulation<'a> {
                 extra = extra + lf.extra_latency;
             }
         }
-        let rng = &mut self.rngs[slot as usize];
+        let rng = match msg {
+            Msg::Heartbeat { stream } => &mut self.hb_rngs[stream as usize],
+            Msg::Probe { slot, .. } | Msg::ProbeReply { slot, .. } => &mut self.rngs[slot as usize],
+        };
         if keep < 1.0 && rng.random::<f64>() >= keep {
-            let det = self.slots[slot as usize].det;
-            self.log("drop", from, Some(to), Some(det), || {
-                format!("{msg:?}: loss")
-            });
+            let det = self.msg_detector(msg);
+            self.log("drop", from, Some(to), det, || format!("{msg:?}: loss"));
             return;
         }
         let latency = self.latency.sample(rng) + extra;
         self.push(now + latency, Event::Arrive { to, msg });
     }
 
+    /// A heartbeat of `stream` reaches its monitor, and every detector it serves.
+    fn deliver_heartbeat(&mut self, stream: u32, local: Nanos) {
+        for i in 0..self.hb_streams[stream as usize].slots.len() {
+            let slot = self.hb_streams[stream as usize].slots[i];
+            self.detectors[slot as usize].handle_heartbeat(local);
+            self.after_input(slot);
+        }
+    }
+
     fn arrive(&mut self, to: u32, msg: Msg) {
         let local = self.local(to);
         match msg {
-            Msg::Heartbeat { slot } => {
-                let (_, t) = self.pair(slot);
-                let det = self.slots[slot as usize].det;
-                self.log("deliver", to, Some(t), Some(det), || "heartbeat".into());
-                self.detectors[slot as usize].handle_heartbeat(local);
-                self.after_input(slot);
+            Msg::Heartbeat { stream } => {
+                let (_, t) = self.stream_pair(stream);
+                self.log("deliver", to, Some(t), None, || "heartbeat".into());
+                self.deliver_heartbeat(stream, local);
             }
             Msg::Probe { slot, id } => {
                 let (m, _) = self.pair(slot);
@@ -717,12 +777,9 @@ impl<'a> Simulation<'a> {
             self.slots[slot as usize].timer_gen += 1;
             self.after_input(slot);
         }
-        for i in 0..self.by_target[node as usize].len() {
-            let slot = self.by_target[node as usize][i];
-            let det = self.slots[slot as usize].det as usize;
-            if let Some(interval) = self.dets[det].heartbeat {
-                self.start_heartbeats(slot, interval);
-            }
+        for i in 0..self.hb_by_target[node as usize].len() {
+            let stream = self.hb_by_target[node as usize][i];
+            self.start_heartbeats(stream);
         }
     }
 
@@ -755,12 +812,7 @@ impl<'a> Simulation<'a> {
                 });
                 let held = std::mem::take(&mut self.held[partition as usize]);
                 for (from, to, msg) in held {
-                    let slot = match msg {
-                        Msg::Heartbeat { slot }
-                        | Msg::Probe { slot, .. }
-                        | Msg::ProbeReply { slot, .. } => slot,
-                    };
-                    self.transmit_datagram(from, to, msg, slot);
+                    self.transmit_datagram(from, to, msg);
                 }
                 for link in 0..self.links.len() as u32 {
                     self.try_transmit(link);
@@ -885,12 +937,9 @@ impl<'a> Simulation<'a> {
             s.timer_gen += 1;
             self.start_monitoring(slot);
         }
-        for i in 0..self.by_target[node as usize].len() {
-            let slot = self.by_target[node as usize][i];
-            let det = self.slots[slot as usize].det as usize;
-            if let Some(interval) = self.dets[det].heartbeat {
-                self.start_heartbeats(slot, interval);
-            }
+        for i in 0..self.hb_by_target[node as usize].len() {
+            let stream = self.hb_by_target[node as usize][i];
+            self.start_heartbeats(stream);
         }
         for link in 0..self.links.len() as u32 {
             if self.links[link as usize].from == node {
@@ -1035,14 +1084,12 @@ impl<'a> Simulation<'a> {
                 self.nodes[to as usize].input.push_back(link);
                 self.start_service(to);
             }
-            Item::Heartbeat { slot } => {
-                let det = self.slots[slot as usize].det;
-                self.log("deliver", to, Some(from), Some(det), || {
+            Item::Heartbeat { stream } => {
+                self.log("deliver", to, Some(from), None, || {
                     "heartbeat (in band)".into()
                 });
                 self.links[link as usize].window_used -= 1;
-                self.detectors[slot as usize].handle_heartbeat(local);
-                self.after_input(slot);
+                self.deliver_heartbeat(stream, local);
                 self.try_transmit(link);
             }
             Item::Control(frame) => {
@@ -1122,7 +1169,15 @@ impl<'a> Simulation<'a> {
 
     fn finish(self) -> (RunOutcome, Option<Vec<TraceRecord>>) {
         let d = self.scenario.detectors.len();
-        let mut timelines = self.timelines.into_iter();
+        let mut timelines = self
+            .timelines
+            .into_iter()
+            .zip(&self.slots)
+            .map(|(mut tl, s)| {
+                tl.messages = s.messages;
+                tl.bytes = s.bytes;
+                tl
+            });
         let pairs = self
             .layout
             .pairs

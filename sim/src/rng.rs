@@ -14,8 +14,8 @@ use rand_chacha::ChaCha8Rng;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u64)]
 pub enum Purpose {
-    /// Latency and loss of one detector's liveness traffic on one pair, and its
-    /// heartbeat phase and probe jitter.
+    /// Latency and loss of one detector's probes on one pair, and its probe
+    /// jitter.
     Liveness = 1,
     /// Resolving one scheduled fault (random start in a window, loss bursts).
     Fault = 2,
@@ -31,6 +31,8 @@ pub enum Purpose {
     Topology = 7,
     /// Latency and loss of control messages not owned by a detector.
     Control = 8,
+    /// Phase, latency and loss of one heartbeat stream (a pair and an interval).
+    Heartbeat = 9,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).

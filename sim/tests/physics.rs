@@ -308,3 +308,29 @@ fn a_starved_node_falls_behind_with_its_heartbeats() {
     let (out, _) = run(&undisturbed, 1, false).unwrap();
     assert!(timeline(&out, 0, 1, 0).is_empty());
 }
+
+#[test]
+fn detectors_with_the_same_interval_share_heartbeats_and_each_counts_them() {
+    let phi = DetectorSetup {
+        name: "phi".into(),
+        config: DetectorConfig::PhiAccrual(fdlab_protocol::phi::PhiAccrualConfig::default()),
+    };
+    let mut scenario = mesh(2, vec![fixed("fixed-3s", 1000, 3000), phi], Vec::new());
+    scenario.network.loss = 0.2;
+    let (out, trace) = run(&scenario, 5, true).unwrap();
+    let trace = trace.unwrap();
+    let pair = &out.pairs[0];
+    // One message on the wire per heartbeat, counted as overhead of each.
+    assert_eq!(pair.detectors[0].messages, pair.detectors[1].messages);
+    let sent = pair.detectors[0].messages as usize;
+    assert!((59..=61).contains(&sent), "{sent}");
+    let delivered = trace
+        .iter()
+        .filter(|r| r.event == "deliver" && r.node == 0 && r.detail == "heartbeat")
+        .count();
+    let lost = trace
+        .iter()
+        .filter(|r| r.event == "drop" && r.node == 1 && r.detail.ends_with("loss"))
+        .count();
+    assert_eq!(delivered + lost, sent);
+}
