@@ -80,7 +80,7 @@ impl SampleWindow {
         if self.samples.is_empty() {
             return 0.0;
         }
-        self.sum as f64 / self.samples.len() as f64
+        to_f64(self.sum) / self.samples.len() as f64
     }
 
     /// Population variance (divides by n, as Akka and Orleans do).
@@ -89,16 +89,17 @@ impl SampleWindow {
         if n == 0 {
             return 0.0;
         }
-        // n^2 * variance = n * sum(x^2) - sum(x)^2, exact while it fits in u128
-        // (it does for any realistic interval); otherwise fall back to floats.
+        // n^2 * variance = n * sum(x^2) - sum(x)^2, exact in integers while it
+        // fits in u128 (always, for intervals under a day and windows under a
+        // million); otherwise fall back to floats.
         match (
             n.checked_mul(self.sum_of_squares),
             self.sum.checked_mul(self.sum),
         ) {
-            (Some(a), Some(b)) => (a - b) as f64 / (n * n) as f64,
+            (Some(a), Some(b)) => to_f64(a.saturating_sub(b)) / to_f64(n * n),
             _ => {
                 let mean = self.mean();
-                (self.sum_of_squares as f64 / n as f64 - mean * mean).max(0.0)
+                (to_f64(self.sum_of_squares) / n as f64 - mean * mean).max(0.0)
             }
         }
     }
@@ -106,6 +107,20 @@ impl SampleWindow {
     /// Population standard deviation.
     pub fn std_dev(&self) -> f64 {
         self.variance().sqrt()
+    }
+}
+
+/// `u128` to `f64` by its two 64-bit halves: two hardware conversions and one
+/// multiply-add instead of the software routine `as` compiles to. The result
+/// may differ from the correctly rounded one in the last bit; it is the same on
+/// every IEEE-754 machine, which is what replays need.
+fn to_f64(x: u128) -> f64 {
+    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+    let (hi, lo) = ((x >> 64) as u64, x as u64);
+    if hi == 0 {
+        lo as f64
+    } else {
+        (hi as f64) * TWO_64 + lo as f64
     }
 }
 

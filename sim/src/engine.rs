@@ -717,15 +717,11 @@ impl<'a> Simulation<'a> {
     /// change, and keep its timer armed.
     fn after_input(&mut self, slot: u32) {
         let (m, t) = self.pair(slot);
-        while let Some(tx) = self.detectors[slot as usize].poll_transmit() {
-            self.send(
-                m,
-                t,
-                Msg::Probe {
-                    slot,
-                    id: tx.probe.0,
-                },
-            );
+        if self.dets[self.slots[slot as usize].det as usize].probes {
+            while let Some(tx) = self.detectors[slot as usize].poll_transmit() {
+                let id = tx.probe.0;
+                self.send(m, t, Msg::Probe { slot, id });
+            }
         }
         self.record(slot);
         let Some(local_due) = self.detectors[slot as usize].poll_timeout() else {
