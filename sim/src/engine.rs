@@ -728,13 +728,7 @@ impl<'a> Simulation<'a> {
             return;
         };
         let due = self.nodes[m as usize].clock.true_at(local_due, self.now);
-        let s = &mut self.slots[slot as usize];
-        if s.timer_at.is_none_or(|at| due < at) {
-            s.timer_gen += 1;
-            s.timer_at = Some(due);
-            let gen = s.timer_gen;
-            self.push(due, Event::DetectorTimer { slot, gen });
-        }
+        self.arm(slot, due);
     }
 
     fn record(&mut self, slot: u32) {
@@ -759,10 +753,31 @@ impl<'a> Simulation<'a> {
         let local = self.local(m);
         self.slots[slot as usize].timer_at = None;
         let detector = &mut self.detectors[slot as usize];
-        if detector.poll_timeout().is_some_and(|due| due <= local) {
-            detector.handle_timeout(local);
+        match detector.poll_timeout() {
+            Some(due) if due <= local => {
+                detector.handle_timeout(local);
+                self.after_input(slot);
+            }
+            // Fired early (inputs since pushed the deadline back): re-arm at the
+            // new deadline; nothing else can have changed.
+            Some(due) => {
+                let at = self.nodes[m as usize].clock.true_at(due, self.now);
+                self.arm(slot, at);
+            }
+            None => {}
         }
-        self.after_input(slot);
+    }
+
+    /// Keeps a timer event at or before `at` for `slot` (lazily: an earlier
+    /// pending one is left to fire and re-arm).
+    fn arm(&mut self, slot: u32, at: Nanos) {
+        let s = &mut self.slots[slot as usize];
+        if s.timer_at.is_none_or(|pending| at < pending) {
+            s.timer_gen += 1;
+            s.timer_at = Some(at);
+            let gen = s.timer_gen;
+            self.push(at, Event::DetectorTimer { slot, gen });
+        }
     }
 
     /// Re-arms every timer of `node` (its clock changed).
