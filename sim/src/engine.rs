@@ -165,7 +165,7 @@ struct DetInfo {
 }
 
 /// One run of a scenario.
-pub struct Simulation<'a> {
+struct Simulation<'a> {
     scenario: &'a Scenario,
     streams: Streams,
     now: Nanos,
@@ -202,7 +202,7 @@ pub struct Simulation<'a> {
 impl<'a> Simulation<'a> {
     /// Builds the run of a scenario that passed [`Scenario::validate`] (which
     /// [`run`] checks).
-    pub fn new(scenario: &'a Scenario, seed: u64, trace: bool) -> Simulation<'a> {
+    fn new(scenario: &'a Scenario, seed: u64, trace: bool) -> Simulation<'a> {
         let streams = Streams::new(seed);
         let layout = Layout::build(&scenario.topology, &streams);
         let schedule = Schedule::resolve(scenario, &layout.nodes, &streams);
@@ -404,7 +404,7 @@ impl<'a> Simulation<'a> {
     }
 
     /// Runs to the end and returns what happened (and the trace, if asked).
-    pub fn run(mut self) -> (RunOutcome, Option<Vec<TraceRecord>>) {
+    fn run(mut self) -> (RunOutcome, Option<Vec<TraceRecord>>) {
         self.start();
         let end = self.scenario.duration;
         while let Some((time, event)) = self.queue.pop() {
