@@ -168,13 +168,13 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     }
     let want = |part: Part| args.only.is_empty() || args.only.contains(&part);
     if want(Part::Detectors) {
-        detectors(reps, ops);
+        detectors(reps, ops)?;
     }
     if want(Part::Trace) {
         trace(reps, rows)?;
     }
     if want(Part::Pipeline) || want(Part::Mesh) {
-        println!("\nsimulator (one core, one seed each):");
+        say!("\nsimulator (one core, one seed each):");
     }
     let (pipeline_len, mesh_len) = if args.quick {
         (Nanos::from_secs(30), Nanos::from_secs(60))
@@ -194,17 +194,20 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         )?;
     }
     match peak_memory_kib() {
-        Some(kib) => println!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
-        None => println!("\npeak memory: not available on this platform"),
-    }
+        Some(kib) => say!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
+        None => say!("\npeak memory: not available on this platform"),
+    };
     Ok(())
 }
 
-fn detectors(reps: usize, ops: u64) {
-    println!("fdlab bench: median of {reps} runs of {ops} calls each\n");
-    println!(
+fn detectors(reps: usize, ops: u64) -> Result<(), String> {
+    say!("fdlab bench: median of {reps} runs of {ops} calls each\n");
+    say!(
         "{:<36} {:>14} {:>20} {:>12}",
-        "detector", "ns/input", "ns/input+poll", "ns/query"
+        "detector",
+        "ns/input",
+        "ns/input+poll",
+        "ns/query"
     );
     for (name, config, how) in kinds() {
         let input = per_op(reps, ops, || {
@@ -232,12 +235,13 @@ fn detectors(reps: usize, ops: u64) {
                 black_box((d.score(now), d.verdict()));
             })
         });
-        println!("{name:<36} {input:>14.1} {input_poll:>20.1} {query:>12.1}");
+        say!("{name:<36} {input:>14.1} {input_poll:>20.1} {query:>12.1}");
     }
+    Ok(())
 }
 
 fn trace(reps: usize, rows: usize) -> Result<(), String> {
-    println!("\nfdlab trace on a generated {rows}-row file (heartbeats, one query per 10 rows):");
+    say!("\nfdlab trace on a generated {rows}-row file (heartbeats, one query per 10 rows):");
     let csv = generate_trace(rows);
     let mb = csv.len() as f64 / 1e6;
     let mut parse_s = Vec::new();
@@ -257,7 +261,7 @@ fn trace(reps: usize, rows: usize) -> Result<(), String> {
         total_s.push(start.elapsed().as_secs_f64());
     }
     let (parse, total) = (median(parse_s), median(total_s));
-    println!(
+    say!(
         "  {mb:.1} MB: parse {:.3} s, parse + replay (phi-accrual) + write {:.3} s = {:.2} M rows/s",
         parse,
         total,
@@ -419,7 +423,7 @@ pub mod sim {
         let start = Instant::now();
         let (outcome, _) = run(scenario, 1, false).map_err(|e| e.to_string())?;
         let wall = start.elapsed().as_secs_f64();
-        println!(
+        say!(
             "  {label:<44} {:>12} events in {wall:>7.2} s = {:>6.2} M events/s",
             outcome.events,
             outcome.events as f64 / wall / 1e6

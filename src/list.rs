@@ -7,17 +7,17 @@ use fdlab_protocol::probe::AdaptiveProbeConfig;
 use fdlab_protocol::DetectorConfig;
 
 pub fn run() -> Result<(), String> {
-    println!("Built-in scenarios (`fdlab run NAME`; the files are under scenarios/builtin/):\n");
+    say!("Built-in scenarios (`fdlab run NAME`; the files are under scenarios/builtin/):\n");
     for (name, _) in fdlab_scenarios::builtin() {
         let scenario = crate::run::resolve(name)?;
-        println!(
+        say!(
             "  {name:<22} {:>3} seeds  {}",
             scenario.seeds,
             scenario.description.trim()
         );
     }
-    println!();
-    println!("Detector kinds (keys of a [[detectors]] table or of `fdlab trace --detector`, with defaults):\n");
+    say!();
+    say!("Detector kinds (keys of a [[detectors]] table or of `fdlab trace --detector`, with defaults):\n");
     let kinds = [
         (
             DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
@@ -38,9 +38,9 @@ pub fn run() -> Result<(), String> {
     ];
     for (config, note) in kinds {
         let text = toml::to_string(&config).map_err(|e| e.to_string())?;
-        println!("# {}: {note}\n{text}", config.kind());
+        say!("# {}: {note}\n{text}", config.kind());
     }
-    println!(
+    say!(
         "# two-stage: a fast detector raises Suspect, a slow one confirms Failed\n\
          kind = \"two-stage\"\nfast = {{ kind = \"dataflow-decay\" }}\nconfirm = {{ kind = \"phi-accrual\" }}"
     );

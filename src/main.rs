@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[macro_use]
+mod out;
 mod bench;
 mod list;
 mod run;
@@ -48,6 +50,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`| head`): nothing left to say.
+        Err(message) if message == out::CLOSED => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("fdlab: error: {message}");
             ExitCode::FAILURE

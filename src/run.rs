@@ -153,12 +153,12 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     let metrics: Vec<_> = results.iter().map(scenario_metrics).collect();
     for (scenario, m) in scenarios.iter().zip(&metrics) {
         if !scenario.description.is_empty() {
-            println!("# {}", scenario.description.trim());
+            say!("# {}", scenario.description.trim());
         }
-        println!("{}", terminal_table(m));
+        say!("{}", terminal_table(m));
     }
     write_tables(&args.out, &metrics).map_err(|e| format!("{}: {e}", args.out.display()))?;
-    println!(
+    say!(
         "{} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {} threads); reports in {}",
         jobs.len(),
         events as f64 / wall.max(1e-9) / 1e6,
@@ -180,13 +180,13 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
         scenario: scenario.name.clone(),
         runs: vec![outcome.clone()],
     });
-    println!("{}", terminal_table(&metrics));
-    println!(
+    say!("{}", terminal_table(&metrics));
+    say!(
         "{} trace records, {} simulated events in {wall:.2} s -> {}",
         records.len(),
         outcome.events,
         args.out.join("trace.csv").display()
     );
-    println!("trace digest (SHA-256 of trace.csv): {digest}");
+    say!("trace digest (SHA-256 of trace.csv): {digest}");
     Ok(())
 }

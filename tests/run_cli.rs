@@ -211,3 +211,28 @@ fn list_shows_the_builtin_suite_and_the_kinds() {
         assert!(stdout.contains(name), "{name}");
     }
 }
+
+#[test]
+fn a_closed_standard_output_ends_quietly() {
+    for args in [
+        &["list"][..],
+        &["run", "crash-mesh", "--seeds", "1", "--out"][..],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        if args.last().map(String::as_str) == Some("--out") {
+            args.push(dir.path().display().to_string());
+        }
+        // A pipe whose reader is gone: every write fails with EPIPE.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_fdlab"))
+            .args(&args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.status.success(), "{args:?}: {err}");
+    }
+}
