@@ -165,6 +165,8 @@ pub struct DataflowDecay {
     skip_next_interval: bool,
     /// Ticks decay only after this instant (overdue frame, grace, maintenance).
     onset: Nanos,
+    /// `first_tick_after(onset)`, kept with `onset` (it costs a division).
+    onset_tick: u64,
     /// Index of the last tick whose decay has been applied.
     applied_tick: u64,
     /// `decay_per = "missed-frame"`: missed frames already decayed for since `onset`.
@@ -190,6 +192,7 @@ impl DataflowDecay {
             no_decay_until: Nanos::ZERO,
             skip_next_interval: false,
             onset: now,
+            onset_tick: 1,
             applied_tick: 0,
             missed_applied: 0,
             steps_from_full: 0,
@@ -258,7 +261,7 @@ impl DataflowDecay {
         if last <= self.applied_tick || self.verdict == Verdict::Failed {
             return (0, last.max(self.applied_tick), self.missed_applied);
         }
-        let first = (self.applied_tick + 1).max(self.first_tick_after(self.onset));
+        let first = (self.applied_tick + 1).max(self.onset_tick);
         if first > last {
             return (0, last, self.missed_applied);
         }
@@ -313,6 +316,11 @@ impl DataflowDecay {
 
     /// Brings the score up to date with every tick at or before `now`.
     fn advance(&mut self, now: Nanos) {
+        // No tick at or before `onset` decays: while the next frame is not
+        // overdue there is nothing to apply (and `applied_tick` may lag).
+        if now <= self.onset {
+            return;
+        }
         let (steps, last, missed) = self.pending_steps(now);
         if steps > 0 {
             let (score, verdict) = self.run_steps(self.score, self.verdict, steps);
@@ -339,6 +347,7 @@ impl DataflowDecay {
         let onset = (self.expected_next + grace).max(self.no_decay_until);
         if onset != self.onset {
             self.onset = onset;
+            self.onset_tick = self.first_tick_after(onset);
             self.missed_applied = 0;
         }
     }
@@ -391,7 +400,7 @@ impl FailureDetector for DataflowDecay {
             return None;
         }
         let steps = self.steps_to_change(self.score, self.verdict);
-        let first = (self.applied_tick + 1).max(self.first_tick_after(self.onset));
+        let first = (self.applied_tick + 1).max(self.onset_tick);
         let index = match self.config.decay_per {
             DecayPer::Tick => first.saturating_add(steps - 1),
             DecayPer::MissedFrame => {

@@ -45,10 +45,12 @@ impl Nanos {
         Nanos(s.saturating_mul(NANOS_PER_SEC))
     }
     /// Converts a (non-negative) floating number of nanoseconds, rounding to the
-    /// nearest integer; NaN and negative values give zero, huge ones saturate.
+    /// nearest integer (halves up); NaN and negative values give zero, huge ones
+    /// saturate.
     pub fn from_nanos_f64(ns: f64) -> Nanos {
-        // `as` saturates and maps NaN to 0, which is the behaviour we document.
-        Nanos(ns.round() as u64)
+        // `as` truncates, saturates and maps NaN to 0; adding a half first rounds
+        // in one instruction where `f64::round` is a library call on x86-64.
+        Nanos((ns + 0.5) as u64)
     }
     pub const fn as_nanos(self) -> u64 {
         self.0
