@@ -417,6 +417,13 @@ fn check(ok: bool, path: impl FnOnce() -> String, problem: &str) -> Result<(), S
 /// that a typo cannot ask for a billion nodes.
 pub const MAX_NODES: u32 = 100_000;
 
+/// Most detector instances (monitored pairs x detectors) a run may hold:
+/// about 10 GB of state at the limit, well past any machine this runs on.
+pub const MAX_DETECTOR_INSTANCES: u64 = 20_000_000;
+
+/// Most random faults a scenario may expect to draw in one run.
+pub const MAX_RANDOM_FAULTS: f64 = 1_000_000.0;
+
 impl Topology {
     /// Node names, in index order.
     pub fn node_names(&self) -> Vec<String> {
@@ -427,6 +434,26 @@ impl Topology {
                 .enumerate()
                 .flat_map(|(l, &n)| (0..n).map(move |i| format!("s{l}.{i}")))
                 .collect(),
+        }
+    }
+
+    /// How many (monitor, target) pairs the topology monitors.
+    pub fn monitored_pairs(&self) -> u64 {
+        match self {
+            Topology::Mesh {
+                nodes,
+                monitors_per_node,
+            } => {
+                let n = u64::from(*nodes);
+                match monitors_per_node {
+                    MonitorCount::All => n * n.saturating_sub(1),
+                    MonitorCount::Count(k) => n * u64::from(*k),
+                }
+            }
+            Topology::Dataflow { layers } => layers
+                .windows(2)
+                .map(|w| u64::from(w[0]) * u64::from(w[1]))
+                .sum(),
         }
     }
 
@@ -577,6 +604,17 @@ impl Scenario {
                 .map_err(|e| ScenarioError::new(format!("detectors[{i}].{}", e.key), e.problem))?;
         }
 
+        let instances = self
+            .topology
+            .monitored_pairs()
+            .saturating_mul(self.detectors.len() as u64);
+        check(
+            instances <= MAX_DETECTOR_INSTANCES,
+            || "topology".into(),
+            &format!(
+                "{instances} detector instances (monitored pairs x detectors); at most {MAX_DETECTOR_INSTANCES}"
+            ),
+        )?;
         for (i, fault) in self.faults.iter().enumerate() {
             fault.validate(i, self.duration, &known)?;
         }
@@ -794,5 +832,64 @@ impl Fault {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdlab_protocol::fixed::FixedTimeoutConfig;
+
+    fn scenario(topology: Topology) -> Scenario {
+        Scenario {
+            name: "t".into(),
+            description: String::new(),
+            duration: Nanos::from_secs(60),
+            seeds: 1,
+            topology,
+            network: Network::default(),
+            workload: Workload::default(),
+            detectors: vec![DetectorSetup {
+                name: "f".into(),
+                config: DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
+            }],
+            faults: Vec::new(),
+            random_faults: Vec::new(),
+            clocks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn sizes_that_cannot_fit_in_memory_are_refused() {
+        let huge = scenario(Topology::Mesh {
+            nodes: 100_000,
+            monitors_per_node: MonitorCount::All,
+        });
+        assert_eq!(huge.validate().unwrap_err().path, "topology");
+        let wide = scenario(Topology::Dataflow {
+            layers: vec![50_000, 50_000],
+        });
+        assert_eq!(wide.validate().unwrap_err().path, "topology");
+        let fine = scenario(Topology::Mesh {
+            nodes: 1_000,
+            monitors_per_node: MonitorCount::Count(10),
+        });
+        assert_eq!(fine.topology.monitored_pairs(), 10_000);
+        fine.validate().unwrap();
+        let mut storm = fine;
+        storm.random_faults.push(RandomFaults {
+            kind: FaultKind::Pause,
+            rate_per_node_hour: 1e9,
+            duration: None,
+            extra_latency: None,
+            probability: None,
+            slowdown: None,
+            capacity: None,
+            expect: None,
+        });
+        assert_eq!(
+            storm.validate().unwrap_err().path,
+            "random_faults[0].rate_per_node_hour"
+        );
     }
 }
