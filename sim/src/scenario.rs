@@ -625,6 +625,15 @@ impl Scenario {
                 || path("rate_per_node_hour"),
                 "must be a non-negative number",
             )?;
+            let expected =
+                r.rate_per_node_hour * names.len() as f64 * self.duration.as_secs_f64() / 3600.0;
+            check(
+                expected <= MAX_RANDOM_FAULTS,
+                || path("rate_per_node_hour"),
+                &format!(
+                    "would draw about {expected:.0} faults per run; at most {MAX_RANDOM_FAULTS}"
+                ),
+            )?;
             check(
                 !matches!(
                     r.kind,
