@@ -86,6 +86,21 @@ impl DetectorConfig {
         }
     }
 
+    /// Bytes one instance of this detector holds, its sample windows included
+    /// (reserved up front), so hosts can refuse runs that cannot fit in memory.
+    pub fn memory_estimate(&self) -> u64 {
+        let base = std::mem::size_of::<crate::Detector>() as u64;
+        let sample = std::mem::size_of::<u64>() as u64;
+        match self {
+            DetectorConfig::PhiAccrual(c) => base + c.max_sample_size as u64 * sample,
+            DetectorConfig::AdaptiveProbe(_) => base + crate::probe::RTT_WINDOW as u64 * sample,
+            DetectorConfig::TwoStage(c) => {
+                base + c.fast.memory_estimate() + c.confirm.memory_estimate()
+            }
+            DetectorConfig::FixedTimeout(_) | DetectorConfig::DataflowDecay(_) => base,
+        }
+    }
+
     /// Whether the detector watches the frames of a data channel.
     pub fn uses_data_stream(&self) -> bool {
         match self {

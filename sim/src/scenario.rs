@@ -417,9 +417,12 @@ fn check(ok: bool, path: impl FnOnce() -> String, problem: &str) -> Result<(), S
 /// that a typo cannot ask for a billion nodes.
 pub const MAX_NODES: u32 = 100_000;
 
-/// Most detector instances (monitored pairs x detectors) a run may hold:
-/// about 10 GB of state at the limit, well past any machine this runs on.
+/// Most detector instances (monitored pairs x detectors) a run may hold.
 pub const MAX_DETECTOR_INSTANCES: u64 = 20_000_000;
+
+/// Most detector state (windows included) a run may hold: 16 GiB. Beyond,
+/// the allocation would fail and abort the process instead of reporting.
+pub const MAX_DETECTOR_STATE_BYTES: u64 = 16 << 30;
 
 /// Most random faults a scenario may expect to draw in one run.
 pub const MAX_RANDOM_FAULTS: f64 = 1_000_000.0;
@@ -613,6 +616,21 @@ impl Scenario {
             || "topology".into(),
             &format!(
                 "{instances} detector instances (monitored pairs x detectors); at most {MAX_DETECTOR_INSTANCES}"
+            ),
+        )?;
+        let per_pair: u64 = self
+            .detectors
+            .iter()
+            .map(|d| d.config.memory_estimate())
+            .sum();
+        let state = self.topology.monitored_pairs().saturating_mul(per_pair);
+        check(
+            state <= MAX_DETECTOR_STATE_BYTES,
+            || "topology".into(),
+            &format!(
+                "the detectors would hold about {} MiB (monitored pairs x detector state, sample windows included); at most {} MiB",
+                state >> 20,
+                MAX_DETECTOR_STATE_BYTES >> 20
             ),
         )?;
         for (i, fault) in self.faults.iter().enumerate() {
@@ -879,6 +897,17 @@ mod tests {
             layers: vec![50_000, 50_000],
         });
         assert_eq!(wide.validate().unwrap_err().path, "topology");
+        let mut deep = scenario(Topology::Mesh {
+            nodes: 3_000,
+            monitors_per_node: MonitorCount::All,
+        });
+        deep.detectors[0].config =
+            DetectorConfig::PhiAccrual(fdlab_protocol::phi::PhiAccrualConfig {
+                max_sample_size: 1_000,
+                ..Default::default()
+            });
+        // 9 million phi windows of 8 KB: about 70 GiB.
+        assert_eq!(deep.validate().unwrap_err().path, "topology");
         let fine = scenario(Topology::Mesh {
             nodes: 1_000,
             monitors_per_node: MonitorCount::Count(10),
