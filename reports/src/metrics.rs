@@ -1104,6 +1104,7 @@ pub(crate) mod tests {
             faults: vec![FaultRecord {
                 kind: FaultKind::Crash,
                 target: "n1".into(),
+                node: Some(1),
                 window: win(10_000, 40_000),
                 expect: Expect::Detect,
             }],

@@ -37,7 +37,7 @@ pub fn write_trace(
         csv.write_record([
             time.as_str(),
             r.event,
-            node(r.node),
+            r.node.map_or("", node),
             r.peer.map_or("", node),
             detector,
             r.detail.as_str(),

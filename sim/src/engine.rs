@@ -54,7 +54,8 @@ pub const DEGRADED_HEALTH_SCORE: u32 = 1;
 pub struct TraceRecord {
     pub time: Nanos,
     pub event: &'static str,
-    pub node: u32,
+    /// The node where it happened (none for a fault on every link).
+    pub node: Option<u32>,
     pub peer: Option<u32>,
     pub detector: Option<u16>,
     pub detail: String,
@@ -69,14 +70,41 @@ enum Msg {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Event {
-    HeartbeatTick { stream: u32, gen: u32 },
-    DetectorTimer { slot: u32, gen: u32 },
-    Arrive { to: u32, msg: Msg },
-    Fault { action: u32 },
-    SourceEmit { link: u32, gen: u32 },
-    DataArrive { link: u32 },
-    ServiceDone { node: u32, gen: u32 },
-    IdleCheck { link: u32, gen: u32 },
+    HeartbeatTick {
+        stream: u32,
+        gen: u32,
+    },
+    DetectorTimer {
+        slot: u32,
+        gen: u32,
+    },
+    Arrive {
+        to: u32,
+        msg: Msg,
+    },
+    Fault {
+        action: u32,
+    },
+    /// Start or end of a fault, for the replay trace.
+    Mark {
+        record: u32,
+        end: bool,
+    },
+    SourceEmit {
+        link: u32,
+        gen: u32,
+    },
+    DataArrive {
+        link: u32,
+    },
+    ServiceDone {
+        node: u32,
+        gen: u32,
+    },
+    IdleCheck {
+        link: u32,
+        gen: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -387,7 +415,7 @@ impl<'a> Simulation<'a> {
             trace.push(TraceRecord {
                 time: self.now,
                 event,
-                node,
+                node: Some(node),
                 peer,
                 detector,
                 detail: detail(),
@@ -423,6 +451,27 @@ impl<'a> Simulation<'a> {
         for i in 0..self.schedule.actions.len() {
             let t = self.schedule.actions[i].0;
             self.push(t, Event::Fault { action: i as u32 });
+        }
+        if self.trace.is_some() {
+            for (i, r) in self.schedule.records.iter().enumerate() {
+                let (start, end) = (r.window.start, r.window.end);
+                self.queue.push(
+                    start.as_nanos(),
+                    Event::Mark {
+                        record: i as u32,
+                        end: false,
+                    },
+                );
+                if end < self.scenario.duration {
+                    self.queue.push(
+                        end.as_nanos(),
+                        Event::Mark {
+                            record: i as u32,
+                            end: true,
+                        },
+                    );
+                }
+            }
         }
         for stream in 0..self.hb_streams.len() as u32 {
             self.start_heartbeats(stream);
@@ -502,7 +551,7 @@ impl<'a> Simulation<'a> {
             Event::HeartbeatTick { stream, .. } => Some(self.stream_pair(stream).1),
             Event::DetectorTimer { slot, .. } => Some(self.pair(slot).0),
             Event::Arrive { to, .. } => Some(to),
-            Event::Fault { .. } => None,
+            Event::Fault { .. } | Event::Mark { .. } => None,
             Event::SourceEmit { link, .. } | Event::IdleCheck { link, .. } => {
                 Some(self.links[link as usize].from)
             }
@@ -540,6 +589,7 @@ impl<'a> Simulation<'a> {
             Event::DetectorTimer { slot, gen } => self.detector_timer(slot, gen),
             Event::Arrive { to, msg } => self.arrive(to, msg),
             Event::Fault { action } => self.fault(action),
+            Event::Mark { record, end } => self.mark(record, end),
             Event::SourceEmit { link, gen } => self.source_emit(link, gen),
             Event::DataArrive { link } => self.data_arrive(link),
             Event::ServiceDone { node, gen } => self.service_done(node, gen),
@@ -813,14 +863,10 @@ impl<'a> Simulation<'a> {
                         }
                     }
                 }
-                self.log("fault", node, None, None, || "pause".into());
                 self.nodes[node as usize].status = Status::Paused { since: self.now };
             }
             Action::PauseEnd { node } => self.resume(node),
             Action::Heal { partition } => {
-                self.log("fault", 0, None, None, || {
-                    format!("partition {partition} heals")
-                });
                 let held = std::mem::take(&mut self.held[partition as usize]);
                 for (from, to, msg) in held {
                     self.transmit_datagram(from, to, msg);
@@ -830,14 +876,10 @@ impl<'a> Simulation<'a> {
                 }
             }
             Action::BackpressureStart { node, capacity } => {
-                self.log("fault", node, None, None, || {
-                    format!("backpressure x{capacity}")
-                });
                 self.nodes[node as usize].capacity = capacity;
             }
             Action::BackpressureEnd { node } => self.nodes[node as usize].capacity = 1.0,
             Action::DegradeStart { node, slowdown } => {
-                self.log("fault", node, None, None, || format!("degrade +{slowdown}"));
                 self.nodes[node as usize].slowdown = slowdown;
                 self.set_health(node, DEGRADED_HEALTH_SCORE);
             }
@@ -846,15 +888,11 @@ impl<'a> Simulation<'a> {
                 self.set_health(node, 0);
             }
             Action::ClockStep { node, offset } => {
-                self.log("fault", node, None, None, || {
-                    format!("clock step {offset} ns")
-                });
                 let now = self.now;
                 self.nodes[node as usize].clock.step(now, offset);
                 self.rearm_node(node);
             }
             Action::ClockDrift { node, drift } => {
-                self.log("fault", node, None, None, || format!("clock drift {drift}"));
                 let now = self.now;
                 self.nodes[node as usize].clock.set_drift(now, drift);
                 self.rearm_node(node);
@@ -862,11 +900,31 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    /// Writes a fault's start or end into the replay trace.
+    fn mark(&mut self, record: u32, end: bool) {
+        let r = &self.schedule.records[record as usize];
+        let expect = match r.expect {
+            crate::scenario::Expect::Detect => "detect",
+            crate::scenario::Expect::Tolerate => "tolerate",
+        };
+        let detail = format!("{} {} (expect {expect})", r.kind.name(), r.target);
+        let node = r.node;
+        if let Some(trace) = &mut self.trace {
+            trace.push(TraceRecord {
+                time: self.now,
+                event: if end { "fault-end" } else { "fault" },
+                node,
+                peer: None,
+                detector: None,
+                detail,
+            });
+        }
+    }
+
     fn crash(&mut self, node: u32) {
         if self.nodes[node as usize].status == Status::Crashed {
             return;
         }
-        self.log("fault", node, None, None, || "crash".into());
         let n = &mut self.nodes[node as usize];
         n.status = Status::Crashed;
         n.backlog.clear();
@@ -906,7 +964,6 @@ impl<'a> Simulation<'a> {
         let Status::Paused { since } = self.nodes[node as usize].status else {
             return;
         };
-        self.log("fault", node, None, None, || "resume".into());
         self.nodes[node as usize].status = Status::Up;
         let stall = self.now - since;
         let local = self.local(node);
@@ -931,7 +988,6 @@ impl<'a> Simulation<'a> {
             // A restart of a running process: it crashes and comes back at once.
             self.crash(node);
         }
-        self.log("fault", node, None, None, || "restart".into());
         let n = &mut self.nodes[node as usize];
         n.status = Status::Up;
         n.busy_until = self.now;

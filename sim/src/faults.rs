@@ -364,9 +364,17 @@ impl Schedule {
                 }
             }
         }
+        let about = node.or_else(|| index(&fault.from)).or_else(|| {
+            fault
+                .nodes
+                .iter()
+                .flatten()
+                .find_map(|n| index(&Some(n.clone())))
+        });
         self.records.push(FaultRecord {
             kind,
             target,
+            node: about,
             window,
             expect,
         });

@@ -30,6 +30,9 @@ pub struct FaultRecord {
     pub kind: FaultKind,
     /// What it hit, for people (`n3`, `s1.0 <-> *`, `n1 -> n2`).
     pub target: String,
+    /// The node it is about, where there is one (the crashed node, the
+    /// isolated node, the sender of a slow link).
+    pub node: Option<u32>,
     pub window: Window,
     pub expect: Expect,
 }
