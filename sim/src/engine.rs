@@ -195,7 +195,6 @@ struct DetInfo {
 /// One run of a scenario.
 struct Simulation<'a> {
     scenario: &'a Scenario,
-    streams: Streams,
     now: Nanos,
     queue: EventQueue<Event>,
     events: u64,
@@ -369,7 +368,6 @@ impl<'a> Simulation<'a> {
         let held = vec![Vec::new(); schedule.partitions.len()];
         Simulation {
             scenario,
-            streams,
             now: Nanos::ZERO,
             queue: EventQueue::new(),
             events: 0,
@@ -425,6 +423,11 @@ impl<'a> Simulation<'a> {
 
     fn local(&self, node: u32) -> Nanos {
         self.nodes[node as usize].clock.local(self.now)
+    }
+
+    /// Slots are laid out pair-major: detector `d` of pair `pair`.
+    fn slot_of(&self, pair: u32, d: usize) -> u32 {
+        pair * self.dets.len() as u32 + d as u32
     }
 
     fn pair(&self, slot: u32) -> (u32, u32) {
@@ -1127,7 +1130,7 @@ impl<'a> Simulation<'a> {
             let pair = self.links[link as usize].pair;
             for d in 0..self.dets.len() {
                 if self.dets[d].stream {
-                    let slot = pair * self.dets.len() as u32 + d as u32;
+                    let slot = self.slot_of(pair, d);
                     self.count(slot, STREAM_HEARTBEAT_BYTES);
                 }
             }
@@ -1170,7 +1173,7 @@ impl<'a> Simulation<'a> {
     fn stream_frame(&mut self, pair: u32, local: Nanos, frame: Frame) {
         for d in 0..self.dets.len() {
             if self.dets[d].stream {
-                let slot = pair * self.dets.len() as u32 + d as u32;
+                let slot = self.slot_of(pair, d);
                 self.detectors[slot as usize].handle_frame(local, frame);
                 self.after_input(slot);
             }
@@ -1257,7 +1260,6 @@ impl<'a> Simulation<'a> {
                 detectors: timelines.by_ref().take(d).collect(),
             })
             .collect();
-        let _ = &self.streams;
         let outcome = RunOutcome {
             scenario: self.scenario.name.clone(),
             seed: 0,

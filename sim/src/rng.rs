@@ -29,8 +29,6 @@ pub enum Purpose {
     Service = 6,
     /// Seeded hash rings that choose who monitors whom.
     Topology = 7,
-    /// Latency and loss of control messages not owned by a detector.
-    Control = 8,
     /// Phase, latency and loss of one heartbeat stream (a pair and an interval).
     Heartbeat = 9,
 }
