@@ -6,7 +6,7 @@ use fdlab_protocol::fixed::FixedTimeoutConfig;
 use fdlab_protocol::phi::PhiAccrualConfig;
 use fdlab_protocol::probe::AdaptiveProbeConfig;
 use fdlab_protocol::{DetectorConfig, Nanos};
-use fdlab_sim::engine::run;
+use fdlab_sim::engine::{part_count, run};
 use fdlab_sim::scenario::{
     Channel, ClockSetup, DetectorSetup, Direction, Dist, Expect, Fault, FaultKind, MonitorCount,
     Network, PartitionMode, RandomFaults, Scenario, SignedNanos, Topology, Workload,
@@ -264,6 +264,11 @@ proptest! {
         let (b, tb) = run(&s, seed, true).unwrap();
         prop_assert_eq!(&a, &b);
         prop_assert_eq!(ta, tb);
+        // An untraced run may be split into parts simulated on their own
+        // (see `engine::run`): it must give exactly the traced run's outcome.
+        let (c, tc) = run(&s, seed, false).unwrap();
+        prop_assert!(tc.is_none());
+        prop_assert_eq!(&a, &c);
         // Timelines are in time order and alternate.
         for pair in &a.pairs {
             for d in &pair.detectors {
@@ -271,4 +276,76 @@ proptest! {
             }
         }
     }
+}
+
+/// A mesh big enough to be split into parts, under every fault kind that
+/// leaves its pairs independent: the split run gives exactly the outcome of the
+/// single pass (a traced run is never split).
+#[test]
+fn a_split_mesh_run_equals_the_single_pass() {
+    let topology = Topology::Mesh {
+        nodes: 60,
+        monitors_per_node: MonitorCount::Count(5),
+    };
+    let names = topology.node_names();
+    let kinds = [
+        FaultKind::Crash,
+        FaultKind::Restart,
+        FaultKind::Pause,
+        FaultKind::Partition,
+        FaultKind::SlowLink,
+        FaultKind::Loss,
+        FaultKind::Clock,
+    ];
+    let faults = kinds
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &k)| {
+            [true, false].map(|flag| {
+                let node = names[(i * 7 + usize::from(flag)) % names.len()].clone();
+                let other = names[(i * 7 + 3) % names.len()].clone();
+                fault(k, node, other, 1_000 + 900 * i as u64, 2_500, flag)
+            })
+        })
+        .collect();
+    let s = Scenario {
+        name: "split".into(),
+        description: String::new(),
+        duration: ms(12_000),
+        seeds: 1,
+        topology,
+        network: Network {
+            latency: Dist::Lognormal {
+                median: ms(1),
+                sigma: 0.8,
+            },
+            loss: 0.01,
+            ..Default::default()
+        },
+        workload: Workload::default(),
+        detectors: detectors(false),
+        faults,
+        random_faults: Vec::new(),
+        clocks: vec![ClockSetup {
+            node: names[5].clone(),
+            drift: 0.002,
+            offset: SignedNanos(3_000_000),
+        }],
+    };
+    s.validate().unwrap();
+    assert!(
+        part_count(&s, 3).unwrap() > 2,
+        "the test must split the run"
+    );
+    let (whole, trace) = run(&s, 3, true).unwrap();
+    assert!(trace.is_some());
+    let (split, _) = run(&s, 3, false).unwrap();
+    for (a, b) in whole.pairs.iter().zip(&split.pairs) {
+        assert_eq!(a, b);
+    }
+    assert_eq!(whole, split);
+    assert!(whole
+        .pairs
+        .iter()
+        .any(|p| p.detectors.iter().any(|d| !d.changes.is_empty())));
 }
