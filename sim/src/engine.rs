@@ -1357,7 +1357,7 @@ fn parts(scenario: &Scenario, world: &World, trace: bool) -> Vec<Range<usize>> {
             .iter()
             .any(|(_, a)| matches!(a, Action::DegradeStart { .. }));
     if trace || coupled || n == 0 {
-        return vec![0..n];
+        return std::iter::once(0..n).collect();
     }
     let per_pair: u64 = scenario
         .detectors
