@@ -174,24 +174,28 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         trace(reps, rows)?;
     }
     if want(Part::Pipeline) || want(Part::Mesh) {
-        say!("\nsimulator (one core, one seed each):");
+        say!("\nsimulator (one seed each; a mesh run is split into parts that run in parallel):");
     }
     let (pipeline_len, mesh_len) = if args.quick {
         (Nanos::from_secs(30), Nanos::from_secs(60))
     } else {
         (Nanos::from_secs(600), Nanos::from_secs(3600))
     };
+    let all = rayon::current_num_threads();
     if want(Part::Pipeline) {
         sim::measure(
             &format!("dataflow 3x2 stages, 5 detectors, {pipeline_len}"),
             &sim::pipeline(pipeline_len),
+            1,
         )?;
     }
     if want(Part::Mesh) {
-        sim::measure(
-            &format!("mesh 1000 nodes x 10 monitors, 2 detectors, {mesh_len}"),
-            &sim::big_mesh(1000, mesh_len),
-        )?;
+        let mesh = sim::big_mesh(1000, mesh_len);
+        let label = format!("mesh 1000 nodes x 10 monitors, 2 detectors, {mesh_len}");
+        sim::measure(&label, &mesh, 1)?;
+        if all > 1 {
+            sim::measure(&label, &mesh, all)?;
+        }
     }
     match peak_memory_kib() {
         Some(kib) => say!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
@@ -302,7 +306,7 @@ pub mod sim {
     use fdlab_protocol::phi::PhiAccrualConfig;
     use fdlab_protocol::probe::AdaptiveProbeConfig;
     use fdlab_protocol::{DetectorConfig, Nanos};
-    use fdlab_sim::engine::run;
+    use fdlab_sim::engine::{part_count, run};
     use fdlab_sim::scenario::{
         DetectorSetup, Dist, Expect, Fault, FaultKind, MonitorCount, Network, Scenario, Topology,
         Workload,
@@ -418,15 +422,23 @@ pub mod sim {
         )
     }
 
-    /// Runs `scenario` once and prints its figures.
-    pub fn measure(label: &str, scenario: &Scenario) -> Result<(), String> {
+    /// Runs `scenario` once on `threads` threads and prints its figures.
+    pub fn measure(label: &str, scenario: &Scenario, threads: usize) -> Result<(), String> {
+        let parts = part_count(scenario, 1).map_err(|e| e.to_string())?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| e.to_string())?;
         let start = Instant::now();
-        let (outcome, _) = run(scenario, 1, false).map_err(|e| e.to_string())?;
+        let (outcome, _) = pool
+            .install(|| run(scenario, 1, false))
+            .map_err(|e| e.to_string())?;
         let wall = start.elapsed().as_secs_f64();
+        let per_thread = outcome.events as f64 / wall / 1e6 / threads.min(parts) as f64;
         say!(
-            "  {label:<44} {:>12} events in {wall:>7.2} s = {:>6.2} M events/s",
+            "  {label:<52} {parts:>4} parts {threads:>2} thr {:>11} events in {wall:>7.2} s = {:>6.2} M events/s per thread",
             outcome.events,
-            outcome.events as f64 / wall / 1e6
+            per_thread
         );
         Ok(())
     }
