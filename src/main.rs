@@ -7,8 +7,10 @@ use clap::{Parser, Subcommand};
 #[macro_use]
 mod out;
 mod bench;
+mod check;
 mod list;
 mod run;
+mod simulate;
 mod trace;
 
 /// Compare and tune failure detectors (fixed timeouts, phi accrual, adaptive
@@ -36,6 +38,9 @@ enum Command {
     List,
     /// Measure detector and trace-replay speed (build with --release).
     Bench(bench::BenchArgs),
+    /// The CI gate: run the CI suite and fail (exit 1) when detection got
+    /// slower or mistakes more frequent than the committed baseline says.
+    Check(check::CheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +52,7 @@ fn main() -> ExitCode {
         Some(Command::Trace(args)) => trace::run(&args),
         Some(Command::List) => list::run(),
         Some(Command::Bench(args)) => bench::run(&args),
+        Some(Command::Check(args)) => check::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,5 @@
 //! `fdlab run` (the main job) and `fdlab replay`.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -11,8 +10,8 @@ use fdlab_reports::tables::{terminal_table, write_tables};
 use fdlab_scenarios::{builtin, builtin_scenario, load_scenario};
 use fdlab_sim::engine;
 use fdlab_sim::scenario::Scenario;
-use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
+
+use crate::simulate::{simulate, thread_pool, Simulated};
 
 /// Where reports go unless `--out` says otherwise.
 pub const DEFAULT_OUT: &str = "reports-out";
@@ -77,16 +76,6 @@ pub fn resolve(arg: &str) -> Result<Scenario, String> {
     }
 }
 
-fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
-    if jobs == Some(0) {
-        return Err("--jobs: must be at least 1".into());
-    }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.unwrap_or(0))
-        .build()
-        .map_err(|e| format!("--jobs: {e}"))
-}
-
 pub fn run(args: &RunArgs) -> Result<(), String> {
     // Every input is checked before anything runs or is written.
     let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
@@ -100,56 +89,14 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             .map(|s| resolve(s))
             .collect::<Result<_, _>>()?
     };
-    if args.seeds == Some(0) {
-        return Err("--seeds: must be at least 1".into());
-    }
     let pool = thread_pool(args.jobs)?;
-    let jobs: Vec<(usize, u64)> = scenarios
-        .iter()
-        .enumerate()
-        .flat_map(|(i, s)| {
-            let n = args.seeds.unwrap_or(s.seeds);
-            (0..u64::from(n)).map(move |k| (i, args.seed.wrapping_add(k)))
-        })
-        .collect();
-
-    let progress = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(jobs.len() as u64);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} {bar:40} {pos}/{len} runs  {elapsed_precise}  {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
-    let started = Instant::now();
-    let outcomes = pool.install(|| {
-        jobs.par_iter()
-            .map(|&(i, seed)| {
-                let outcome = engine::run(&scenarios[i], seed, false).map(|(outcome, _)| outcome);
-                progress.inc(1);
-                outcome
-            })
-            .collect::<Result<Vec<_>, _>>()
-    });
-    let outcomes = outcomes.map_err(|e| e.to_string())?;
-    progress.finish_and_clear();
-    let wall = started.elapsed().as_secs_f64();
-    let events: u64 = outcomes.iter().map(|o| o.events).sum();
-
-    let mut results: Vec<ScenarioResult> = scenarios
-        .iter()
-        .map(|s| ScenarioResult {
-            scenario: s.name.clone(),
-            runs: Vec::new(),
-        })
-        .collect();
-    for (&(i, _), outcome) in jobs.iter().zip(outcomes) {
-        results[i].runs.push(outcome);
-    }
+    let Simulated {
+        results,
+        runs,
+        events,
+        wall,
+        threads,
+    } = simulate(&scenarios, args.seeds, args.seed, &pool)?;
     let metrics: Vec<_> = results.iter().map(scenario_metrics).collect();
     for (scenario, m) in scenarios.iter().zip(&metrics) {
         if !scenario.description.is_empty() {
@@ -159,10 +106,8 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     }
     write_tables(&args.out, &metrics).map_err(|e| format!("{}: {e}", args.out.display()))?;
     say!(
-        "{} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {} threads); reports in {}",
-        jobs.len(),
+        "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} threads); reports in {}",
         events as f64 / wall.max(1e-9) / 1e6,
-        pool.current_num_threads(),
         args.out.display()
     );
     Ok(())

@@ -5,6 +5,7 @@
 //! charts and the HTML report join them.
 
 pub mod atomic;
+pub mod gate;
 pub mod metrics;
 pub mod replay;
 pub mod tables;

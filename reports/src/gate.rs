@@ -1,0 +1,539 @@
+//! The CI regression gate of `fdlab check`: a committed baseline of the CI
+//! suite's figures, the comparison of a fresh run against it, and the
+//! verdicts a build can fail on.
+//!
+//! Runs are deterministic, so an unchanged tree reproduces the baseline
+//! exactly: every tolerance may be zero, and any difference is caused by a
+//! change to the code, the detectors' defaults or the suite. Tolerances exist
+//! for teams that accept small drifts (a detection time 5% slower, say)
+//! without touching the baseline.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use fdlab_protocol::Nanos;
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::{DetectorSummary, ScenarioMetrics};
+
+/// The baseline file format this version reads and writes.
+pub const BASELINE_VERSION: u32 = 1;
+
+/// Allowed worsening per metric before `fdlab check` fails.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Tolerance {
+    /// Relative increase allowed of the p50 and p99 detection times
+    /// (0.05 = 5% slower).
+    pub detection_time: f64,
+    /// Additional missed detections allowed.
+    pub missed: u64,
+    /// Absolute increase allowed of the mistakes per monitored-pair-hour.
+    pub mistakes_per_pair_hour: f64,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance {
+            detection_time: 0.05,
+            missed: 0,
+            mistakes_per_pair_hour: 0.0,
+        }
+    }
+}
+
+/// The figures of one scenario × detector, as the gate compares them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub scenario: String,
+    pub detector: String,
+    /// Runs behind the figures.
+    pub runs: u64,
+    /// Detection time to Failed, milliseconds (absent: nothing was detected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ms: Option<f64>,
+    pub missed: u64,
+    /// Mistakes per monitored-pair-hour (absent: no must-not-detect time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mistakes_per_pair_hour: Option<f64>,
+}
+
+impl Entry {
+    /// The gate's view of one row of a run's summary.
+    pub fn from_summary(scenario: &str, s: &DetectorSummary) -> Entry {
+        let ms = |t: Nanos| t.as_millis_f64();
+        Entry {
+            scenario: scenario.to_string(),
+            detector: s.detector.clone(),
+            runs: s.runs as u64,
+            p50_ms: s.failed.map(|f| ms(f.p50)),
+            p99_ms: s.failed.map(|f| ms(f.p99)),
+            missed: s.failed_missed as u64,
+            mistakes_per_pair_hour: s.mistake_rate(),
+        }
+    }
+
+    fn key(&self) -> (&str, &str) {
+        (&self.scenario, &self.detector)
+    }
+}
+
+/// A baseline file: tolerances and the expected figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    pub version: u32,
+    #[serde(default)]
+    pub tolerance: Tolerance,
+    #[serde(default, rename = "entry")]
+    pub entries: Vec<Entry>,
+}
+
+/// The entries of a run, in suite order.
+pub fn entries(metrics: &[ScenarioMetrics]) -> Vec<Entry> {
+    metrics
+        .iter()
+        .flat_map(|m| {
+            m.summary
+                .iter()
+                .map(move |s| Entry::from_summary(&m.scenario, s))
+        })
+        .collect()
+}
+
+impl Baseline {
+    /// Parses a baseline file's text; errors name the file, and the line and
+    /// key where TOML can tell.
+    pub fn parse(file: &Path, text: &str) -> Result<Baseline, String> {
+        let baseline: Baseline = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+        if baseline.version != BASELINE_VERSION {
+            return Err(format!(
+                "{}: `version`: {} is not a baseline version this fdlab reads ({BASELINE_VERSION})",
+                file.display(),
+                baseline.version
+            ));
+        }
+        let t = baseline.tolerance;
+        for (key, value) in [
+            ("tolerance.detection_time", t.detection_time),
+            ("tolerance.mistakes_per_pair_hour", t.mistakes_per_pair_hour),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(format!(
+                    "{}: `{key}`: must be a finite number >= 0, not {value}",
+                    file.display()
+                ));
+            }
+        }
+        for (i, e) in baseline.entries.iter().enumerate() {
+            if baseline.entries[..i].iter().any(|x| x.key() == e.key()) {
+                return Err(format!(
+                    "{}: entry {} (`{}` / `{}`) appears twice",
+                    file.display(),
+                    i + 1,
+                    e.scenario,
+                    e.detector
+                ));
+            }
+        }
+        Ok(baseline)
+    }
+
+    /// The file's text: tolerances kept, entries from `entries`.
+    pub fn render(tolerance: Tolerance, entries: Vec<Entry>) -> Result<String, String> {
+        let baseline = Baseline {
+            version: BASELINE_VERSION,
+            tolerance,
+            entries,
+        };
+        let body = toml::to_string(&baseline).map_err(|e| e.to_string())?;
+        Ok(format!(
+            "# fdlab check baseline: the CI suite's figures, rewritten by\n\
+             # `fdlab check --update`. Tolerances may be edited by hand:\n\
+             # detection_time is a share (0.05 = p50/p99 may be 5% slower),\n\
+             # missed a count, mistakes_per_pair_hour an absolute increase.\n\n{body}"
+        ))
+    }
+}
+
+/// `file:line: `key`: problem` from a TOML error, on one line.
+fn toml_error(file: &Path, text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().replace('\n', " ");
+    let Some(span) = e.span() else {
+        return format!("{}: {message}", file.display());
+    };
+    let start = span.start.min(text.len());
+    let line = text[..start].matches('\n').count() + 1;
+    let line_text = text.lines().nth(line - 1).unwrap_or("");
+    match line_text.split_once('=') {
+        Some((key, _)) if !key.trim().is_empty() && !key.trim().starts_with('[') => {
+            format!("{}:{line}: `{}`: {message}", file.display(), key.trim())
+        }
+        _ => format!("{}:{line}: {message}", file.display()),
+    }
+}
+
+/// How one metric of one scenario × detector moved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub scenario: String,
+    pub detector: String,
+    pub metric: &'static str,
+    pub before: String,
+    pub after: String,
+    /// Relative or absolute change, for people.
+    pub change: String,
+    pub regression: bool,
+}
+
+/// The comparison of a run against a baseline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    /// Every metric that differs, in suite order; regressions and
+    /// improvements alike.
+    pub changes: Vec<Change>,
+    /// Scenario × detector results compared.
+    pub compared: usize,
+    /// In the run, not in the baseline (pass; `--update` adds them).
+    pub new: Vec<(String, String)>,
+    /// In the baseline, not in the run (fail: coverage was lost).
+    pub missing: Vec<(String, String)>,
+}
+
+impl Comparison {
+    pub fn regressions(&self) -> usize {
+        self.changes.iter().filter(|c| c.regression).count() + self.missing.len()
+    }
+
+    pub fn passed(&self) -> bool {
+        self.regressions() == 0
+    }
+}
+
+fn fmt_ms(v: Option<f64>) -> String {
+    match v {
+        Some(v) => format!("{v:.3} ms"),
+        None => "none".into(),
+    }
+}
+
+fn fmt_rate(v: Option<f64>) -> String {
+    match v {
+        Some(v) => format!("{v:.4}/pair-h"),
+        None => "none".into(),
+    }
+}
+
+/// Compares `run` (in suite order) against `baseline`.
+pub fn compare(baseline: &Baseline, run: &[Entry]) -> Comparison {
+    let tol = baseline.tolerance;
+    let mut out = Comparison {
+        changes: Vec::new(),
+        compared: 0,
+        new: Vec::new(),
+        missing: Vec::new(),
+    };
+    for after in run {
+        let Some(before) = baseline.entries.iter().find(|b| b.key() == after.key()) else {
+            out.new
+                .push((after.scenario.clone(), after.detector.clone()));
+            continue;
+        };
+        out.compared += 1;
+        let mut push = |metric, before_s: String, after_s: String, change: String, regression| {
+            out.changes.push(Change {
+                scenario: after.scenario.clone(),
+                detector: after.detector.clone(),
+                metric,
+                before: before_s,
+                after: after_s,
+                change,
+                regression,
+            })
+        };
+        if before.runs != after.runs {
+            push(
+                "runs",
+                before.runs.to_string(),
+                after.runs.to_string(),
+                "the suite changed: run `fdlab check --update`".into(),
+                true,
+            );
+        }
+        for (metric, b, a) in [
+            ("p50 detection time", before.p50_ms, after.p50_ms),
+            ("p99 detection time", before.p99_ms, after.p99_ms),
+        ] {
+            if b == a {
+                continue;
+            }
+            let (change, regression) = match (b, a) {
+                (Some(b), Some(a)) => {
+                    let rel = if b > 0.0 { (a - b) / b } else { f64::INFINITY };
+                    let change = if b > 0.0 {
+                        format!("{:+.2}%", rel * 100.0)
+                    } else {
+                        format!("{:+.3} ms", a - b)
+                    };
+                    (change, a > b * (1.0 + tol.detection_time))
+                }
+                (Some(_), None) => ("nothing detected any more".into(), true),
+                (None, Some(_)) => ("now detects".into(), false),
+                (None, None) => unreachable!("equal"),
+            };
+            push(metric, fmt_ms(b), fmt_ms(a), change, regression);
+        }
+        if before.missed != after.missed {
+            let diff = after.missed as i64 - before.missed as i64;
+            push(
+                "missed detections",
+                before.missed.to_string(),
+                after.missed.to_string(),
+                format!("{diff:+}"),
+                after.missed > before.missed.saturating_add(tol.missed),
+            );
+        }
+        let (b, a) = (before.mistakes_per_pair_hour, after.mistakes_per_pair_hour);
+        if b != a {
+            let (change, regression) = match (b, a) {
+                (Some(b), Some(a)) => (
+                    format!("{:+.4}/pair-h", a - b),
+                    a > b + tol.mistakes_per_pair_hour,
+                ),
+                (None, Some(a)) => (format!("{a:+.4}/pair-h"), a > tol.mistakes_per_pair_hour),
+                (_, None) => ("no must-not-detect time".into(), false),
+            };
+            push(
+                "mistakes per pair-hour",
+                fmt_rate(b),
+                fmt_rate(a),
+                change,
+                regression,
+            );
+        }
+    }
+    for before in &baseline.entries {
+        if !run.iter().any(|a| a.key() == before.key()) {
+            out.missing
+                .push((before.scenario.clone(), before.detector.clone()));
+        }
+    }
+    out
+}
+
+/// Escapes `|` so a cell cannot break a Markdown table.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// A Markdown report (GitHub job summaries and GitLab render it).
+pub fn markdown(c: &Comparison, baseline: &Path) -> String {
+    let mut md = String::new();
+    let status = if c.passed() { "passed" } else { "FAILED" };
+    let _ = writeln!(
+        md,
+        "## fdlab check {status}\n\n{} scenario × detector results compared with `{}`: {} regression(s), {} improvement(s) or neutral change(s).\n",
+        c.compared,
+        baseline.display(),
+        c.regressions(),
+        c.changes.iter().filter(|x| !x.regression).count()
+    );
+    if !c.changes.is_empty() {
+        md.push_str("| | scenario | detector | metric | before | after | change |\n");
+        md.push_str("|---|---|---|---|---|---|---|\n");
+        // Regressions first, each group in suite order.
+        for regression in [true, false] {
+            for x in c.changes.iter().filter(|x| x.regression == regression) {
+                let mark = if regression { "❌ regression" } else { "✅" };
+                let _ = writeln!(
+                    md,
+                    "| {mark} | {} | {} | {} | {} | {} | {} |",
+                    cell(&x.scenario),
+                    cell(&x.detector),
+                    x.metric,
+                    x.before,
+                    x.after,
+                    cell(&x.change)
+                );
+            }
+        }
+        md.push('\n');
+    }
+    for (scenario, detector) in &c.missing {
+        let _ = writeln!(
+            md,
+            "- ❌ `{}` / `{}` is in the baseline but was not run.",
+            cell(scenario),
+            cell(detector)
+        );
+    }
+    for (scenario, detector) in &c.new {
+        let _ = writeln!(
+            md,
+            "- `{}` / `{}` is new (not in the baseline; `fdlab check --update` adds it).",
+            cell(scenario),
+            cell(detector)
+        );
+    }
+    if c.changes.is_empty() && c.missing.is_empty() {
+        md.push_str("Every figure is identical to the baseline.\n");
+    }
+    md
+}
+
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// JUnit XML: one test case per scenario × detector, failed when any of its
+/// metrics regressed.
+pub fn junit(c: &Comparison, run: &[Entry]) -> String {
+    let mut cases = String::new();
+    let mut failures = 0;
+    let mut case = |scenario: &str, detector: &str, problems: Vec<String>| {
+        let _ = write!(
+            cases,
+            "    <testcase classname=\"fdlab.check.{}\" name=\"{}\"",
+            xml(scenario),
+            xml(detector)
+        );
+        if problems.is_empty() {
+            cases.push_str("/>\n");
+        } else {
+            failures += 1;
+            let _ = write!(
+                cases,
+                ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>\n",
+                xml(&problems[0]),
+                xml(&problems.join("\n"))
+            );
+        }
+    };
+    for e in run {
+        let problems = c
+            .changes
+            .iter()
+            .filter(|x| x.regression && x.scenario == e.scenario && x.detector == e.detector)
+            .map(|x| format!("{}: {} -> {} ({})", x.metric, x.before, x.after, x.change))
+            .collect();
+        case(&e.scenario, &e.detector, problems);
+    }
+    for (scenario, detector) in &c.missing {
+        case(
+            scenario,
+            detector,
+            vec!["in the baseline but not run".to_string()],
+        );
+    }
+    let tests = run.len() + c.missing.len();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"fdlab check\" tests=\"{tests}\" failures=\"{failures}\">\n{cases}  </testsuite>\n</testsuites>\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(detector: &str, p50: Option<f64>, p99: Option<f64>, missed: u64, rate: f64) -> Entry {
+        Entry {
+            scenario: "s".into(),
+            detector: detector.into(),
+            runs: 10,
+            p50_ms: p50,
+            p99_ms: p99,
+            missed,
+            mistakes_per_pair_hour: Some(rate),
+        }
+    }
+
+    fn baseline(entries: Vec<Entry>) -> Baseline {
+        Baseline {
+            version: BASELINE_VERSION,
+            tolerance: Tolerance::default(),
+            entries,
+        }
+    }
+
+    #[test]
+    fn identical_figures_pass_with_no_change() {
+        let run = vec![entry("a", Some(2000.0), Some(2900.0), 0, 0.5)];
+        let c = compare(&baseline(run.clone()), &run);
+        assert!(c.passed());
+        assert!(c.changes.is_empty());
+        assert_eq!(c.compared, 1);
+        assert!(markdown(&c, Path::new("b.toml")).contains("identical"));
+    }
+
+    #[test]
+    fn tolerances_decide_what_regresses() {
+        let before = baseline(vec![entry("a", Some(2000.0), Some(3000.0), 1, 0.5)]);
+        // 4% slower at p50 is within 5%; 6% slower at p99 is not.
+        let run = vec![entry("a", Some(2080.0), Some(3180.0), 1, 0.5)];
+        let c = compare(&before, &run);
+        assert_eq!(c.changes.len(), 2);
+        assert!(!c.changes[0].regression);
+        assert!(c.changes[1].regression);
+        assert_eq!(c.changes[1].change, "+6.00%");
+        // One more miss, and more mistakes, with zero tolerance: regressions.
+        let run = vec![entry("a", Some(2000.0), Some(3000.0), 2, 0.51)];
+        let c = compare(&before, &run);
+        assert_eq!(c.regressions(), 2);
+        // Faster and fewer: improvements pass.
+        let run = vec![entry("a", Some(1000.0), Some(1500.0), 0, 0.0)];
+        let c = compare(&before, &run);
+        assert!(c.passed());
+        assert_eq!(c.changes.len(), 4);
+    }
+
+    #[test]
+    fn lost_detections_and_lost_entries_fail_and_new_ones_pass() {
+        let before = baseline(vec![
+            entry("a", Some(2000.0), Some(3000.0), 0, 0.0),
+            entry("b", Some(2000.0), Some(3000.0), 0, 0.0),
+        ]);
+        let run = vec![
+            entry("a", None, None, 0, 0.0),
+            entry("c", Some(1.0), Some(1.0), 0, 0.0),
+        ];
+        let c = compare(&before, &run);
+        assert_eq!(c.regressions(), 3, "{c:?}");
+        assert_eq!(c.missing, vec![("s".to_string(), "b".to_string())]);
+        assert_eq!(c.new, vec![("s".to_string(), "c".to_string())]);
+        let junit = junit(&c, &run);
+        assert!(junit.contains("tests=\"3\" failures=\"2\""), "{junit}");
+    }
+
+    #[test]
+    fn a_rendered_baseline_parses_back_exactly() {
+        let entries = vec![
+            entry("a", Some(2345.678901), Some(2999.999999), 3, 0.123_456_789),
+            entry("b", None, None, 0, 0.0),
+        ];
+        let text = Baseline::render(Tolerance::default(), entries.clone()).unwrap();
+        let back = Baseline::parse(Path::new("b.toml"), &text).unwrap();
+        assert_eq!(back.entries, entries);
+        assert_eq!(back.tolerance, Tolerance::default());
+    }
+
+    #[test]
+    fn malformed_baselines_are_named_errors() {
+        let p = Path::new("base.toml");
+        let err = Baseline::parse(p, "version = 1\nbogus = 3\n").unwrap_err();
+        assert!(err.starts_with("base.toml:2: `bogus`"), "{err}");
+        let err = Baseline::parse(p, "version = 9\n").unwrap_err();
+        assert!(err.contains("`version`"), "{err}");
+        let err =
+            Baseline::parse(p, "version = 1\n[tolerance]\ndetection_time = -1.0\n").unwrap_err();
+        assert!(err.contains("tolerance.detection_time"), "{err}");
+        let err = Baseline::parse(p, "version = 1\n[[entry]]\nscenario = \"s\"\n").unwrap_err();
+        assert!(err.contains("detector") || err.contains("missing"), "{err}");
+        assert!(!err.contains('\n'));
+    }
+}

@@ -1,0 +1,99 @@
+//! Running scenarios over seeds in parallel: what `fdlab run` and
+//! `fdlab check` share.
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use fdlab_reports::metrics::ScenarioResult;
+use fdlab_sim::engine;
+use fdlab_sim::scenario::Scenario;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+/// Every run of a set of scenarios.
+pub struct Simulated {
+    /// One per scenario, in the order given; runs in seed order.
+    pub results: Vec<ScenarioResult>,
+    pub runs: usize,
+    pub events: u64,
+    /// Wall time of the simulation, seconds.
+    pub wall: f64,
+    pub threads: usize,
+}
+
+/// A rayon pool of `jobs` threads (default: one per core).
+pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
+    if jobs == Some(0) {
+        return Err("--jobs: must be at least 1".into());
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| format!("--jobs: {e}"))
+}
+
+/// A progress bar on standard error, only when it is a terminal.
+pub fn progress(len: u64, unit: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    let template = format!("{{spinner}} {{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed_precise}}");
+    bar.set_style(
+        ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// Runs every scenario with `seeds` seeds (default: its own count) from
+/// `first_seed` on, in parallel; the results do not depend on the pool's size.
+pub fn simulate(
+    scenarios: &[Scenario],
+    seeds: Option<u32>,
+    first_seed: u64,
+    pool: &rayon::ThreadPool,
+) -> Result<Simulated, String> {
+    if seeds == Some(0) {
+        return Err("--seeds: must be at least 1".into());
+    }
+    let jobs: Vec<(usize, u64)> = scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            let n = seeds.unwrap_or(s.seeds);
+            (0..u64::from(n)).map(move |k| (i, first_seed.wrapping_add(k)))
+        })
+        .collect();
+    let bar = progress(jobs.len() as u64, "runs");
+    let started = Instant::now();
+    let outcomes = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(i, seed)| {
+                let outcome = engine::run(&scenarios[i], seed, false).map(|(outcome, _)| outcome);
+                bar.inc(1);
+                outcome
+            })
+            .collect::<Result<Vec<_>, _>>()
+    });
+    let outcomes = outcomes.map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
+    let events = outcomes.iter().map(|o| o.events).sum();
+    let mut results: Vec<ScenarioResult> = scenarios
+        .iter()
+        .map(|s| ScenarioResult {
+            scenario: s.name.clone(),
+            runs: Vec::new(),
+        })
+        .collect();
+    for (&(i, _), outcome) in jobs.iter().zip(outcomes) {
+        results[i].runs.push(outcome);
+    }
+    Ok(Simulated {
+        results,
+        runs: jobs.len(),
+        events,
+        wall,
+        threads: pool.current_num_threads(),
+    })
+}
