@@ -457,6 +457,50 @@ pub fn summarize(runs: &[RunMetrics]) -> Vec<DetectorSummary> {
 }
 
 fn summarize_detector(name: &str, entries: &[&DetectorRun]) -> DetectorSummary {
+    let totals: Vec<RunTotals> = entries.iter().map(|e| e.totals()).collect();
+    summarize_totals(name, &totals)
+}
+
+/// What a detector's summary needs of one run: its detection delays and its
+/// totals. The compact form of [`DetectorRun`] that a sweep keeps (and
+/// stores on disk) per point and seed, so that summaries computed from it,
+/// in one process or merged from many, are the same to the bit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunTotals {
+    pub pairs: u64,
+    /// One per judged must-detect window, in order: the delay to Failed
+    /// (`None` = missed).
+    pub failed: Vec<Option<Nanos>>,
+    /// The same windows: the delay to Suspect.
+    pub suspect: Vec<Option<Nanos>>,
+    pub mistakes: u64,
+    pub mistake_time: u128,
+    pub must_not_detect: u128,
+    pub alive_must_not_detect: u128,
+    pub messages: u64,
+    pub bytes: u64,
+    pub pair_time: u128,
+}
+
+impl DetectorRun {
+    pub fn totals(&self) -> RunTotals {
+        RunTotals {
+            pairs: self.pairs,
+            failed: self.detections.iter().map(|d| d.failed_delay()).collect(),
+            suspect: self.detections.iter().map(|d| d.suspect_delay()).collect(),
+            mistakes: self.mistakes.len() as u64,
+            mistake_time: self.mistake_time,
+            must_not_detect: self.must_not_detect,
+            alive_must_not_detect: self.alive_must_not_detect,
+            messages: self.messages,
+            bytes: self.bytes,
+            pair_time: self.pair_time,
+        }
+    }
+}
+
+/// Aggregates one detector's runs (in the order given) into its summary.
+pub fn summarize_totals(name: &str, entries: &[RunTotals]) -> DetectorSummary {
     let mut s = DetectorSummary {
         detector: name.to_string(),
         runs: entries.len(),
@@ -469,27 +513,27 @@ fn summarize_detector(name: &str, entries: &[&DetectorRun]) -> DetectorSummary {
     let mut run_rates = Vec::new();
     for e in entries {
         s.pair_runs += e.pairs;
-        s.detect_windows += e.detections.len();
+        s.detect_windows += e.failed.len();
         let before = failed.len();
-        failed.extend(e.detections.iter().filter_map(|d| d.failed_delay()));
+        failed.extend(e.failed.iter().flatten());
         if let Some(m) = mean_f64(&failed[before..]) {
             failed_run_means.push(m);
         }
         let before = suspect.len();
-        suspect.extend(e.detections.iter().filter_map(|d| d.suspect_delay()));
+        suspect.extend(e.suspect.iter().flatten());
         if let Some(m) = mean_f64(&suspect[before..]) {
             suspect_run_means.push(m);
         }
-        s.failed_missed += e.failed_missed();
-        s.suspect_missed += e.suspect_missed();
-        s.mistakes += e.mistakes.len();
+        s.failed_missed += e.failed.iter().filter(|d| d.is_none()).count();
+        s.suspect_missed += e.suspect.iter().filter(|d| d.is_none()).count();
+        s.mistakes += e.mistakes as usize;
         s.mistake_time += e.mistake_time;
         s.must_not_detect += e.must_not_detect;
         s.alive_must_not_detect += e.alive_must_not_detect;
-        if let Some(rate) = e.mistake_rate() {
+        if let Some(rate) = rate_per_hour(u128::from(e.mistakes), e.must_not_detect) {
             run_rates.push(rate);
         }
-        if !e.mistakes.is_empty() {
+        if e.mistakes > 0 {
             s.runs_with_mistake += 1;
         }
         s.messages += u128::from(e.messages);

@@ -186,37 +186,47 @@ fn write_summary(out: &mut dyn Write, metrics: &[ScenarioMetrics]) -> io::Result
     for m in metrics {
         let events: u128 = m.runs.iter().map(|r| u128::from(r.events)).sum();
         for s in &m.summary {
-            let mut row = vec![
-                m.scenario.clone(),
-                s.detector.clone(),
-                s.runs.to_string(),
-                s.pair_runs.to_string(),
-                s.detect_windows.to_string(),
-            ];
-            push_summary_stats(&mut row, s.failed, s.failed_ci, s.failed_missed);
-            push_summary_stats(&mut row, s.suspect, s.suspect_ci, s.suspect_missed);
-            row.extend([
-                s.mistakes.to_string(),
-                hours(s.must_not_detect),
-                opt(s.mistake_rate(), 6),
-                opt(s.mistake_rate_ci.map(|c| c.low), 6),
-                opt(s.mistake_rate_ci.map(|c| c.high), 6),
-                s.mistake_rate_ci.map_or(0, |c| c.runs).to_string(),
-                opt_ms(s.mean_mistake()),
-                opt(s.query_accuracy(), 9),
-                s.runs_with_mistake.to_string(),
-                opt(s.share_runs_with_mistake(), 9),
-                s.messages.to_string(),
-                s.bytes.to_string(),
-                seconds(s.pair_time),
-                opt(s.messages_per_pair_second(), 6),
-                opt(s.bytes_per_pair_second(), 6),
-                events.to_string(),
-            ]);
+            let mut row = vec![m.scenario.clone(), s.detector.clone()];
+            row.extend(summary_metric_fields(s));
+            row.push(events.to_string());
             w.write_record(&row)?;
         }
     }
     w.flush()
+}
+
+/// The columns of [`SUMMARY_HEADER`] that hold one detector's figures (from
+/// `runs` to `bytes_per_pair_second`), for tables keyed otherwise (a sweep's
+/// points).
+pub const SUMMARY_METRIC_COLUMNS: std::ops::Range<usize> = 2..40;
+
+/// One detector's figures, as [`SUMMARY_METRIC_COLUMNS`] names them.
+pub fn summary_metric_fields(s: &DetectorSummary) -> Vec<String> {
+    let mut row = vec![
+        s.runs.to_string(),
+        s.pair_runs.to_string(),
+        s.detect_windows.to_string(),
+    ];
+    push_summary_stats(&mut row, s.failed, s.failed_ci, s.failed_missed);
+    push_summary_stats(&mut row, s.suspect, s.suspect_ci, s.suspect_missed);
+    row.extend([
+        s.mistakes.to_string(),
+        hours(s.must_not_detect),
+        opt(s.mistake_rate(), 6),
+        opt(s.mistake_rate_ci.map(|c| c.low), 6),
+        opt(s.mistake_rate_ci.map(|c| c.high), 6),
+        s.mistake_rate_ci.map_or(0, |c| c.runs).to_string(),
+        opt_ms(s.mean_mistake()),
+        opt(s.query_accuracy(), 9),
+        s.runs_with_mistake.to_string(),
+        opt(s.share_runs_with_mistake(), 9),
+        s.messages.to_string(),
+        s.bytes.to_string(),
+        seconds(s.pair_time),
+        opt(s.messages_per_pair_second(), 6),
+        opt(s.bytes_per_pair_second(), 6),
+    ]);
+    row
 }
 
 fn push_summary_stats(
