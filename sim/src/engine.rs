@@ -36,6 +36,7 @@ use crate::outcome::{DetectorTimeline, PairOutcome, RunOutcome};
 use crate::queue::EventQueue;
 use crate::rng::{name_hash, Purpose, Streams};
 use crate::scenario::{Channel, Scenario, ScenarioError};
+use crate::scores::ScoreSampler;
 use crate::topology::Layout;
 
 /// Size of a heartbeat or probe datagram, for the overhead figures (a small
@@ -224,6 +225,8 @@ struct Simulation<'a> {
     on: Option<Sampler>,
     off: Option<Sampler>,
     trace: Option<Vec<TraceRecord>>,
+    /// Replays only: samples one pair's detector scores ([`run_with_scores`]).
+    scores: Option<&'a mut ScoreSampler>,
 }
 
 impl<'a> Simulation<'a> {
@@ -394,6 +397,7 @@ impl<'a> Simulation<'a> {
             schedule,
             layout,
             trace: trace.then(Vec::new),
+            scores: None,
         }
     }
 
@@ -785,6 +789,12 @@ impl<'a> Simulation<'a> {
     }
 
     fn record(&mut self, slot: u32) {
+        if let Some(scores) = self.scores.as_deref_mut() {
+            let (m, t) = self.ends[slot as usize];
+            let clock = self.nodes[m as usize].clock;
+            let det = self.slots[slot as usize].det;
+            scores.observe((m, t), det, self.now, clock, &self.detectors[slot as usize]);
+        }
         let verdict = self.detectors[slot as usize].verdict();
         let s = &mut self.slots[slot as usize];
         if verdict != s.verdict {
@@ -1287,6 +1297,22 @@ pub type RunResult = (RunOutcome, Option<Vec<TraceRecord>>);
 pub fn run(scenario: &Scenario, seed: u64, trace: bool) -> Result<RunResult, ScenarioError> {
     scenario.validate()?;
     let (mut outcome, records) = Simulation::new(scenario, seed, trace).run();
+    outcome.seed = seed;
+    Ok((outcome, records))
+}
+
+/// [`run`] with the trace, also sampling the detector scores of the pair of
+/// `sampler` (see [`crate::scores`]); the sampler's series end where the
+/// run ends once [`ScoreSampler::finish`] is called with its duration.
+pub fn run_with_scores(
+    scenario: &Scenario,
+    seed: u64,
+    sampler: &mut ScoreSampler,
+) -> Result<RunResult, ScenarioError> {
+    scenario.validate()?;
+    let mut sim = Simulation::new(scenario, seed, true);
+    sim.scores = Some(sampler);
+    let (mut outcome, records) = sim.run();
     outcome.seed = seed;
     Ok((outcome, records))
 }
