@@ -177,7 +177,10 @@ fn replay_draws_the_first_affected_pair_or_the_one_asked_for() {
     assert!(svg.starts_with("<svg data-chart=\"timeline\" data-scenario=\"crash-mesh\""));
     assert!(svg.contains(&format!("crash-mesh seed 3: {monitor} watching n2")));
     for detector in ["fixed-3s", "phi-akka", "phi-100ms", "probe-orleans"] {
-        assert!(svg.contains(&format!(">\n{detector}\n</text>")), "{detector}");
+        assert!(
+            svg.contains(&format!(">\n{detector}\n</text>")),
+            "{detector}"
+        );
     }
     let html = fs::read_to_string(default.join("timeline.html")).unwrap();
     assert_eq!(html.matches("<svg data-chart=\"timeline\"").count(), 1);

@@ -102,7 +102,7 @@ pub fn cdf_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<String
             "fault onset to lasting Failed",
             "must-detect faults detected (%)",
         ),
-        Measure::MistakeDuration => ("mistake duration", "mistakes over by then (%)"),
+        Measure::MistakeDuration => ("mistake duration", "mistakes ended within (%)"),
     };
     let mut svg = String::new();
     {
