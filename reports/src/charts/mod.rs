@@ -229,7 +229,7 @@ pub fn fmt_seconds(s: f64) -> String {
         format!("{} µs", trim(s * 1e6, 1))
     } else if a < 1.0 {
         format!("{} ms", trim(s * 1e3, 1))
-    } else if a < 120.0 {
+    } else if a < 600.0 {
         format!("{} s", trim(s, 2))
     } else {
         format!("{} min", trim(s / 60.0, 1))
@@ -389,7 +389,8 @@ mod tests {
         assert_eq!(fmt_seconds(0.0005), "500 µs");
         assert_eq!(fmt_seconds(1.5), "1.5 s");
         assert_eq!(fmt_seconds(3.0), "3 s");
-        assert_eq!(fmt_seconds(180.0), "3 min");
+        assert_eq!(fmt_seconds(150.0), "150 s");
+        assert_eq!(fmt_seconds(900.0), "15 min");
         assert_eq!(fmt_seconds(f64::INFINITY), "-");
     }
 

@@ -5,6 +5,11 @@
 //! dashed lines mark where the faults start and end, so a reader can follow a
 //! fault down through every detector.
 //!
+//! While the monitor is paused or down it runs nothing: nobody could read a
+//! score then, and a curve drawn through the pause would show phi soaring
+//! with no verdict to match (the detector learns of the stall when it
+//! resumes). Those stretches are shaded instead, with no curve.
+//!
 //! The score is each detector's own figure (phi, the health score, the
 //! timeout in ms), so each panel has its own vertical axis. phi is drawn up to
 //! twice its threshold: past that the detector has long decided, and the
@@ -14,7 +19,7 @@ use std::io;
 
 use fdlab_protocol::{DetectorConfig, Nanos, Verdict};
 use fdlab_sim::outcome::{RunOutcome, Window};
-use fdlab_sim::scenario::{Expect, Scenario};
+use fdlab_sim::scenario::{Expect, FaultKind, Scenario};
 use fdlab_sim::scores::ScoreSeries;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -47,7 +52,7 @@ const FAILED_FILL: RGBColor = RGBColor(230, 60, 60);
 const MUST_DETECT_FILL: RGBColor = RGBColor(150, 30, 30);
 const FAULT_FILL: RGBColor = RGBColor(110, 110, 110);
 const OTHER_FAULT_FILL: RGBColor = RGBColor(200, 200, 200);
-const DOWN_FILL: RGBColor = RGBColor(80, 80, 160);
+const FROZEN_FILL: RGBColor = RGBColor(120, 130, 170);
 const GRID: RGBColor = RGBColor(230, 230, 230);
 const INK: RGBColor = RGBColor(40, 40, 40);
 
@@ -86,8 +91,8 @@ pub struct Timeline {
     pub faults: Vec<FaultSpan>,
     /// When the monitor must declare the target Failed.
     pub must_detect: Vec<Window>,
-    /// When the monitor was down (its verdicts are not judged).
-    pub unjudged: Vec<Window>,
+    /// When the monitor was paused or down: it ran nothing, so no score.
+    pub frozen: Vec<Window>,
     pub detectors: Vec<DetectorTrack>,
 }
 
@@ -187,7 +192,18 @@ impl Timeline {
             must_detect: found
                 .map(|p| p.must_detect.iter().map(|m| m.window).collect())
                 .unwrap_or_default(),
-            unjudged: found.map(|p| p.unjudged.clone()).unwrap_or_default(),
+            frozen: {
+                let mut frozen: Vec<Window> = found.map(|p| p.unjudged.clone()).unwrap_or_default();
+                frozen.extend(
+                    outcome
+                        .faults
+                        .iter()
+                        .filter(|f| f.kind == FaultKind::Pause && f.node == Some(pair.0))
+                        .map(|f| f.window),
+                );
+                frozen.sort();
+                frozen
+            },
             detectors,
         }
     }
@@ -220,6 +236,28 @@ pub fn verdict_spans(changes: &[(Nanos, Verdict)], end: Nanos, which: Verdict) -
         spans.push((from.as_secs_f64(), end.as_secs_f64()));
     }
     spans
+}
+
+/// The runs of `samples` outside the `frozen` windows (bounds included:
+/// the instant of a resume still shows the state from before the pause).
+pub fn awake<'a>(samples: &'a [(Nanos, f64)], frozen: &[Window]) -> Vec<&'a [(Nanos, f64)]> {
+    let asleep = |t: Nanos| frozen.iter().any(|w| w.start <= t && t <= w.end);
+    let mut parts = Vec::new();
+    let mut start = None;
+    for (i, &(t, _)) in samples.iter().enumerate() {
+        match (asleep(t), start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                parts.push(&samples[s..i]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        parts.push(&samples[s..]);
+    }
+    parts
 }
 
 /// The samples of one pixel column: its range and its last value.
@@ -344,7 +382,11 @@ fn draw_header(area: &DrawingArea<SVGBackend<'_>, Shift>, t: &Timeline) -> io::R
             OTHER_FAULT_FILL.filled(),
             t.faults.iter().any(|f| !f.on_pair),
         ),
-        ("monitor down", DOWN_FILL.filled(), !t.unjudged.is_empty()),
+        (
+            "monitor paused or down (no score)",
+            FROZEN_FILL.mix(0.3).filled(),
+            !t.frozen.is_empty(),
+        ),
     ];
     for (label, fill, _) in keys.into_iter().filter(|k| k.2) {
         area.draw(&swatch(x, fill)).map_err(chart_error)?;
@@ -429,15 +471,6 @@ fn draw_truth(area: &DrawingArea<SVGBackend<'_>, Shift>, t: &Timeline, end: f64)
             )))
             .map_err(chart_error)?;
     }
-    for w in &t.unjudged {
-        let (s, e) = (w.start.as_secs_f64(), w.end.as_secs_f64().min(end));
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(s, 1.3), (e, 1.7)],
-                DOWN_FILL.filled(),
-            )))
-            .map_err(chart_error)?;
-    }
     Ok(())
 }
 
@@ -461,9 +494,13 @@ fn draw_panel(
         .map_err(chart_error)?;
     let area = &area;
     let plot_width = WIDTH - Y_AREA - MARGIN_RIGHT;
-    let columns = reduce(&d.samples, t.duration, plot_width, d.clip);
-    let max = columns
+    let segments: Vec<Vec<Column>> = awake(&d.samples, &t.frozen)
+        .into_iter()
+        .map(|part| reduce(part, t.duration, plot_width, d.clip))
+        .collect();
+    let max = segments
         .iter()
+        .flatten()
         .map(|c| c.high)
         .chain(d.thresholds.iter().map(|x| x.1))
         .filter(|v| v.is_finite())
@@ -522,6 +559,18 @@ fn draw_panel(
             )
             .map_err(chart_error)?;
     }
+    // The monitor paused or down: no score.
+    chart
+        .draw_series(t.frozen.iter().map(|w| {
+            Rectangle::new(
+                [
+                    (w.start.as_secs_f64(), 0.0),
+                    (w.end.as_secs_f64().min(end), top),
+                ],
+                FROZEN_FILL.mix(0.3).filled(),
+            )
+        }))
+        .map_err(chart_error)?;
     // Fault starts and ends on this pair, dashed.
     for f in t.faults.iter().filter(|f| f.on_pair) {
         for x in [f.window.start.as_secs_f64(), f.window.end.as_secs_f64()] {
@@ -539,7 +588,7 @@ fn draw_panel(
     }
     // The score: its range per pixel column as a light band, its last value
     // per column as the line.
-    if !columns.is_empty() {
+    for columns in segments.iter().filter(|c| !c.is_empty()) {
         let mut outline: Vec<(f64, f64)> = columns.iter().map(|c| (c.at, c.high)).collect();
         outline.extend(columns.iter().rev().map(|c| (c.at, c.low)));
         chart
@@ -548,13 +597,13 @@ fn draw_panel(
                 colour.mix(0.3).filled(),
             )))
             .map_err(chart_error)?;
+        chart
+            .draw_series(LineSeries::new(
+                columns.iter().map(|c| (c.at, c.last)),
+                colour.stroke_width(2),
+            ))
+            .map_err(chart_error)?;
     }
-    chart
-        .draw_series(LineSeries::new(
-            columns.iter().map(|c| (c.at, c.last)),
-            colour.stroke_width(2),
-        ))
-        .map_err(chart_error)?;
     // Thresholds: dashed, labelled at the right on a white ground.
     let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
     let per_px_x = end / f64::from(plot_w.max(1));
@@ -627,6 +676,21 @@ mod tests {
             vec![(2.0, 3.0)]
         );
         assert!(verdict_spans(&[], s(3), Verdict::Failed).is_empty());
+    }
+
+    #[test]
+    fn frozen_windows_cut_the_curve() {
+        let samples: Vec<(Nanos, f64)> = (0..10).map(|i| (s(i), i as f64)).collect();
+        let frozen = [Window {
+            start: s(3),
+            end: s(5),
+        }];
+        let parts = awake(&samples, &frozen);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0].last(), Some(&(s(2), 2.0)));
+        assert_eq!(parts[1].first(), Some(&(s(6), 6.0)));
+        assert_eq!(awake(&samples, &[]).len(), 1);
+        assert!(awake(&[], &frozen).is_empty());
     }
 
     #[test]
