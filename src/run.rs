@@ -4,12 +4,15 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
+use fdlab_reports::charts::timeline::Timeline;
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
-use fdlab_reports::replay::write_trace_file;
-use fdlab_reports::tables::{terminal_table, write_tables};
+use fdlab_reports::replay::{write_timeline, write_trace_file, TIMELINE_HTML, TRACE_CSV};
+use fdlab_reports::report::{write_report, INDEX_HTML};
+use fdlab_reports::tables::terminal_table;
 use fdlab_scenarios::{builtin, builtin_scenario, load_scenario};
 use fdlab_sim::engine;
 use fdlab_sim::scenario::Scenario;
+use fdlab_sim::scores::{plan, ScoreSampler};
 
 use crate::simulate::{simulate, thread_pool, Simulated};
 
@@ -57,9 +60,24 @@ pub struct ReplayArgs {
     /// The seed of the run to replay.
     #[arg(long, value_name = "S")]
     seed: u64,
-    /// Directory for `trace.csv`.
+    /// The monitored pair to draw in the timeline, as two node names
+    /// (default: the first pair affected by a fault).
+    #[arg(long, value_name = "MONITOR,TARGET")]
+    pair: Option<String>,
+    /// Directory for `trace.csv`, `timeline.svg` and `timeline.html`.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
     out: PathBuf,
+}
+
+/// `MONITOR,TARGET` as two trimmed, non-empty names.
+fn parse_pair(text: &str) -> Result<(&str, &str), String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    match parts[..] {
+        [m, t] if !m.is_empty() && !t.is_empty() => Ok((m, t)),
+        _ => Err(format!(
+            "--pair: expected MONITOR,TARGET (two node names and a comma), got `{text}`"
+        )),
+    }
 }
 
 /// A built-in name, or else a file path.
@@ -104,23 +122,48 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         }
         say!("{}", terminal_table(m));
     }
-    write_tables(&args.out, &metrics).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let descriptions: Vec<String> = scenarios.iter().map(|s| s.description.clone()).collect();
+    let report_started = Instant::now();
+    write_report(&args.out, &metrics, &descriptions)
+        .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let report_wall = report_started.elapsed().as_secs_f64();
     say!(
-        "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} threads); reports in {}",
+        "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} threads)",
         events as f64 / wall.max(1e-9) / 1e6,
-        args.out.display()
+    );
+    say!(
+        "report written in {report_wall:.2} s: {}",
+        args.out.join(INDEX_HTML).display()
     );
     Ok(())
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let scenario = resolve(&args.scenario)?;
+    // The pair is checked against this seed's layout before anything runs.
+    let planned = plan(&scenario, args.seed).map_err(|e| e.to_string())?;
+    let pair = match &args.pair {
+        Some(text) => {
+            let (m, t) = parse_pair(text)?;
+            planned
+                .find_pair(m, t)
+                .map_err(|e| format!("--pair {text}: {e}"))?
+        }
+        None => planned
+            .default_pair()
+            .ok_or_else(|| format!("{}: no monitored pair to draw", scenario.name))?,
+    };
     let started = Instant::now();
-    let (outcome, records) = engine::run(&scenario, args.seed, true).map_err(|e| e.to_string())?;
+    let mut sampler = ScoreSampler::new(pair, scenario.detectors.len(), scenario.duration);
+    let (outcome, records) =
+        engine::run_with_scores(&scenario, args.seed, &mut sampler).map_err(|e| e.to_string())?;
     let wall = started.elapsed().as_secs_f64();
+    let series = sampler.finish(outcome.duration);
     let records = records.unwrap_or_default();
     let digest = write_trace_file(&args.out, &outcome, &records)
         .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let timeline = Timeline::of_run(&scenario, &outcome, pair, &series);
+    write_timeline(&args.out, &timeline).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let metrics = scenario_metrics(&ScenarioResult {
         scenario: scenario.name.clone(),
         runs: vec![outcome.clone()],
@@ -130,7 +173,13 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
         "{} trace records, {} simulated events in {wall:.2} s -> {}",
         records.len(),
         outcome.events,
-        args.out.join("trace.csv").display()
+        args.out.join(TRACE_CSV).display()
+    );
+    say!(
+        "timeline of {} -> {}: {}",
+        timeline.monitor,
+        timeline.target,
+        args.out.join(TIMELINE_HTML).display()
     );
     say!("trace digest (SHA-256 of trace.csv): {digest}");
     Ok(())

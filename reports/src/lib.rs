@@ -1,12 +1,19 @@
 //! fdlab's outputs. Every file is written atomically ([`atomic`]): the query
 //! table of `fdlab trace` ([`trace_csv`]); the QoS metrics of Chen, Toueg &
 //! Aguilera computed from run outcomes ([`metrics`]) and their CSV files and
-//! terminal table ([`tables`]); the replay trace and its digest ([`replay`]);
-//! charts and the HTML report join them.
+//! terminal table ([`tables`]); SVG charts ([`charts`]); the report of a run
+//! as Markdown and self-contained HTML ([`report`], [`markdown`], [`html`],
+//! with the tables of [`detail_table`]); the replay trace, its digest and the
+//! timeline of one pair ([`replay`]).
 
 pub mod atomic;
+pub mod charts;
+pub mod detail_table;
 pub mod gate;
+pub mod html;
+pub mod markdown;
 pub mod metrics;
 pub mod replay;
+pub mod report;
 pub mod tables;
 pub mod trace_csv;

@@ -1,10 +1,13 @@
-//! The trace of `fdlab replay`: every fault, message delivery or drop, and
-//! verdict change of one run, in time order, and its SHA-256 digest.
+//! The outputs of `fdlab replay`: the trace (every fault, message delivery or
+//! drop, and verdict change of one run, in time order) and its SHA-256
+//! digest; and the timeline of one monitored pair, as `timeline.svg` and as
+//! a self-contained `timeline.html` page around it.
 //!
 //! The digest is what a user compares to check that a replay is byte for byte
 //! the run they saw: same scenario, seed and fdlab version, same digest, on any
 //! machine and with any `--jobs`.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -12,7 +15,13 @@ use fdlab_sim::engine::TraceRecord;
 use fdlab_sim::outcome::RunOutcome;
 use sha2::{Digest, Sha256};
 
-use crate::atomic::write_atomically;
+use crate::atomic::{write_atomically, write_file};
+use crate::charts::timeline::{timeline_svg, Timeline};
+use crate::charts::{fmt_seconds, inline_svg, xml_escape, Palette};
+
+pub const TRACE_CSV: &str = "trace.csv";
+pub const TIMELINE_SVG: &str = "timeline.svg";
+pub const TIMELINE_HTML: &str = "timeline.html";
 
 /// Columns of `trace.csv`.
 pub const TRACE_HEADER: [&str; 6] = ["time_ms", "event", "node", "peer", "detector", "detail"];
@@ -64,6 +73,72 @@ pub fn write_trace_file(
 ) -> io::Result<String> {
     let (bytes, digest) = trace_bytes(outcome, records)?;
     std::fs::create_dir_all(dir)?;
-    write_atomically(&dir.join("trace.csv"), |out| out.write_all(&bytes))?;
+    write_atomically(&dir.join(TRACE_CSV), |out| out.write_all(&bytes))?;
     Ok(digest)
+}
+
+/// Writes `timeline.svg` and `timeline.html` of `timeline` into `dir`
+/// (created if missing). Detector colours follow the scenario's detector
+/// order, as in the report of a run of that scenario alone.
+pub fn write_timeline(dir: &Path, timeline: &Timeline) -> io::Result<()> {
+    let palette = Palette::new(timeline.detectors.iter().map(|d| d.name.as_str()));
+    let svg = timeline_svg(timeline, &palette)?;
+    std::fs::create_dir_all(dir)?;
+    write_file(&dir.join(TIMELINE_SVG), svg.as_bytes())?;
+    write_file(
+        &dir.join(TIMELINE_HTML),
+        timeline_page(timeline, &svg).as_bytes(),
+    )
+}
+
+/// A page around the timeline: the chart, then the faults and every verdict
+/// change of the pair as text (exact times, for reading next to `trace.csv`).
+fn timeline_page(t: &Timeline, svg: &str) -> String {
+    let mut out = String::new();
+    let title = xml_escape(&t.title());
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+<title>{title}</title>\n<style>\n\
+body {{ font-family: sans-serif; margin: 24px 32px; color: #222; }}\n\
+svg {{ max-width: 100%; height: auto; }}\n\
+table {{ border-collapse: collapse; font-size: 13.5px; }}\n\
+th, td {{ padding: 3px 10px; border-bottom: 1px solid #e2e2e2; text-align: left; }}\n\
+</style>\n</head>\n<body>\n<h1>{title}</h1>\n\
+<p>Each panel is one detector's score on this pair over the run (phi, health score or timeout), \
+with its Suspect (amber) and Failed (red) periods shaded and its thresholds dashed; \
+dashed vertical lines mark the start and end of the faults that hit this pair. \
+The top strip is the ground truth: the faults, and when the monitor must declare the target Failed.</p>\n"
+    );
+    out.push_str(&inline_svg(svg));
+    out.push_str("\n<h2>Faults</h2>\n<table>\n<tr><th>fault</th><th>from</th><th>to</th><th>on this pair</th></tr>\n");
+    for f in &t.faults {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            xml_escape(&f.label),
+            fmt_seconds(f.window.start.as_secs_f64()),
+            fmt_seconds(f.window.end.as_secs_f64()),
+            if f.on_pair { "yes" } else { "" }
+        );
+    }
+    out.push_str("</table>\n<h2>Verdict changes</h2>\n<table>\n<tr><th>time (ms)</th><th>detector</th><th>verdict</th></tr>\n");
+    let mut changes: Vec<(fdlab_protocol::Nanos, usize, &str)> = t
+        .detectors
+        .iter()
+        .enumerate()
+        .flat_map(|(i, d)| d.changes.iter().map(move |&(at, v)| (at, i, v.as_str())))
+        .collect();
+    changes.sort_by_key(|&(at, i, _)| (at, i));
+    for (at, i, verdict) in changes {
+        let mut ms = String::new();
+        at.fmt_millis(&mut ms);
+        let _ = writeln!(
+            out,
+            "<tr><td>{ms}</td><td>{}</td><td>{verdict}</td></tr>",
+            xml_escape(&t.detectors[i].name)
+        );
+    }
+    out.push_str("</table>\n</body>\n</html>\n");
+    out
 }

@@ -38,6 +38,7 @@ use crate::outcome::{DetectorTimeline, PairOutcome, RunOutcome};
 use crate::queue::EventQueue;
 use crate::rng::{name_hash, Purpose, Streams};
 use crate::scenario::{Channel, Scenario, ScenarioError};
+use crate::scores::ScoreSampler;
 use crate::topology::Layout;
 
 /// Size of a heartbeat or probe datagram, for the overhead figures (a small
@@ -233,6 +234,8 @@ struct Simulation<'a> {
     on: Option<Sampler>,
     off: Option<Sampler>,
     trace: Option<Vec<TraceRecord>>,
+    /// Replays only: samples one pair's detector scores ([`run_with_scores`]).
+    scores: Option<&'a mut ScoreSampler>,
 }
 
 impl<'a> Simulation<'a> {
@@ -417,6 +420,7 @@ impl<'a> Simulation<'a> {
             off: scenario.workload.off.as_ref().map(Sampler::new),
             schedule,
             trace: trace.then(Vec::new),
+            scores: None,
         }
     }
 
@@ -814,6 +818,12 @@ impl<'a> Simulation<'a> {
     }
 
     fn record(&mut self, slot: u32) {
+        if let Some(scores) = self.scores.as_deref_mut() {
+            let (m, t) = self.ends[slot as usize];
+            let clock = self.nodes[m as usize].clock;
+            let det = self.slots[slot as usize].det;
+            scores.observe((m, t), det, self.now, clock, &self.detectors[slot as usize]);
+        }
         let verdict = self.detectors[slot as usize].verdict();
         let s = &mut self.slots[slot as usize];
         if verdict != s.verdict {
@@ -1398,10 +1408,15 @@ pub fn run(scenario: &Scenario, seed: u64, trace: bool) -> Result<RunResult, Sce
     } else {
         ranges.par_iter().enumerate().map(simulate).collect()
     };
+    Ok(assemble(scenario, seed, world, results))
+}
+
+/// The outcome of a run from its parts, joined in pair order.
+fn assemble(scenario: &Scenario, seed: u64, world: World, parts: Vec<Part>) -> RunResult {
     let mut pairs = Vec::with_capacity(world.layout.pairs.len());
     let mut events = 0;
     let mut records = None;
-    for part in results {
+    for part in parts {
         pairs.extend(part.pairs);
         events += part.events;
         records = records.or(part.trace);
@@ -1416,5 +1431,22 @@ pub fn run(scenario: &Scenario, seed: u64, trace: bool) -> Result<RunResult, Sce
         pairs,
         events,
     };
-    Ok((outcome, records))
+    (outcome, records)
+}
+
+/// [`run`] with the trace, also sampling the detector scores of the pair of
+/// `sampler` (see [`crate::scores`]); the sampler's series end where the
+/// run ends once [`ScoreSampler::finish`] is called with its duration.
+pub fn run_with_scores(
+    scenario: &Scenario,
+    seed: u64,
+    sampler: &mut ScoreSampler,
+) -> Result<RunResult, ScenarioError> {
+    scenario.validate()?;
+    let world = World::build(scenario, seed);
+    let all = 0..world.layout.pairs.len();
+    let mut sim = Simulation::new(scenario, &world, all, true, true);
+    sim.scores = Some(sampler);
+    let part = sim.run();
+    Ok(assemble(scenario, seed, world, vec![part]))
 }

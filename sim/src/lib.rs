@@ -9,5 +9,6 @@ pub mod outcome;
 pub mod queue;
 pub mod rng;
 pub mod scenario;
+pub mod scores;
 pub mod topology;
 pub mod trace;

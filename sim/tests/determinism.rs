@@ -349,3 +349,37 @@ fn a_split_mesh_run_equals_the_single_pass() {
         .iter()
         .any(|p| p.detectors.iter().any(|d| !d.changes.is_empty())));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Sampling scores changes nothing of the run, and the plan (pairs,
+    /// faults) a replay checks `--pair` against is the run's own.
+    #[test]
+    fn score_sampling_is_invisible_and_the_plan_matches(s in scenario(), seed in any::<u64>()) {
+        use fdlab_sim::engine::run_with_scores;
+        use fdlab_sim::scores::{plan, ScoreSampler};
+        prop_assume!(s.validate().is_ok());
+        let (a, ta) = run(&s, seed, true).unwrap();
+        let p = plan(&s, seed).unwrap();
+        let pairs: Vec<(u32, u32)> = a.pairs.iter().map(|x| (x.monitor, x.target)).collect();
+        prop_assert_eq!(&p.pairs, &pairs);
+        prop_assert_eq!(&p.faults, &a.faults);
+        prop_assert_eq!(&p.nodes, &a.nodes);
+        for x in &a.pairs {
+            prop_assert_eq!(&p.must_detect(x.monitor, x.target), &x.must_detect);
+        }
+        let Some(pair) = p.default_pair() else { return Ok(()); };
+        let mut sampler = ScoreSampler::new(pair, s.detectors.len(), s.duration);
+        let (b, tb) = run_with_scores(&s, seed, &mut sampler).unwrap();
+        prop_assert_eq!(&a, &b);
+        prop_assert_eq!(ta, tb);
+        let series = sampler.finish(s.duration);
+        prop_assert_eq!(series.len(), s.detectors.len());
+        for one in &series {
+            prop_assert!(!one.samples.is_empty());
+            prop_assert!(one.samples.windows(2).all(|w| w[0].0 <= w[1].0));
+            prop_assert!(one.samples.iter().all(|&(t, _)| t <= s.duration));
+        }
+    }
+}

@@ -1,0 +1,726 @@
+//! The timeline of one monitored pair in a replay: what happened (the faults
+//! and the ground truth, on top) and what each detector made of it (one panel
+//! per detector below: its score over time, its thresholds, and its Suspect
+//! and Failed periods shaded behind). Every panel shares the time axis, and
+//! dashed lines mark where the faults start and end, so a reader can follow a
+//! fault down through every detector.
+//!
+//! While the monitor is paused or down it runs nothing: nobody could read a
+//! score then, and a curve drawn through the pause would show phi soaring
+//! with no verdict to match (the detector learns of the stall when it
+//! resumes). Those stretches are shaded instead, with no curve.
+//!
+//! The score is each detector's own figure (phi, the health score, the
+//! timeout in ms), so each panel has its own vertical axis. phi is drawn up to
+//! twice its threshold: past that the detector has long decided, and the
+//! curve would flatten everything that matters.
+
+use std::io;
+
+use fdlab_protocol::{DetectorConfig, Nanos, Verdict};
+use fdlab_sim::outcome::{RunOutcome, Window};
+use fdlab_sim::scenario::{Expect, FaultKind, Scenario};
+use fdlab_sim::scores::ScoreSeries;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{
+    chart_error, finish_svg, fmt_seconds, Palette, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, TICK_SIZE,
+    TIMELINE, TITLE_SIZE,
+};
+
+/// Width of the chart, px.
+pub const WIDTH: u32 = 1_200;
+/// Heights, px: the title and legend line, the ground-truth strip, one
+/// detector panel, and the extra room of the last panel for the time axis.
+const HEADER: u32 = 64;
+const TRUTH: u32 = 96;
+const PANEL: u32 = 170;
+const TIME_AXIS: u32 = 50;
+/// Room left of every panel for its vertical axis, px (the same for all, so
+/// that their time axes line up).
+const Y_AREA: u32 = 96;
+const MARGIN_RIGHT: u32 = 24;
+/// Room above each panel for the detector's name, px.
+const NAME_ROW: u32 = 24;
+/// phi is drawn up to this multiple of its threshold.
+const PHI_CLIP: f64 = 2.0;
+
+const SUSPECT_FILL: RGBColor = RGBColor(255, 200, 80);
+const FAILED_FILL: RGBColor = RGBColor(230, 60, 60);
+const MUST_DETECT_FILL: RGBColor = RGBColor(150, 30, 30);
+const FAULT_FILL: RGBColor = RGBColor(110, 110, 110);
+const OTHER_FAULT_FILL: RGBColor = RGBColor(200, 200, 200);
+const FROZEN_FILL: RGBColor = RGBColor(120, 130, 170);
+const GRID: RGBColor = RGBColor(230, 230, 230);
+const INK: RGBColor = RGBColor(40, 40, 40);
+
+/// One detector's panel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DetectorTrack {
+    pub name: String,
+    /// What its score is, with its unit: `phi`, `health score`, `timeout (ms)`.
+    pub score_name: String,
+    /// Horizontal lines: `(label, score)`.
+    pub thresholds: Vec<(String, f64)>,
+    /// Scores above this are drawn at it.
+    pub clip: Option<f64>,
+    pub samples: Vec<(Nanos, f64)>,
+    /// Verdict changes, Alive before the first.
+    pub changes: Vec<(Nanos, Verdict)>,
+}
+
+/// A fault as the timeline shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultSpan {
+    pub label: String,
+    pub window: Window,
+    /// It hits the monitor or the target of the pair.
+    pub on_pair: bool,
+}
+
+/// Everything the timeline of one pair shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    pub scenario: String,
+    pub seed: u64,
+    pub monitor: String,
+    pub target: String,
+    pub duration: Nanos,
+    pub faults: Vec<FaultSpan>,
+    /// When the monitor must declare the target Failed.
+    pub must_detect: Vec<Window>,
+    /// When the monitor was paused or down: it ran nothing, so no score.
+    pub frozen: Vec<Window>,
+    pub detectors: Vec<DetectorTrack>,
+}
+
+/// How a detector's score is named, where its thresholds lie and where it is
+/// clipped, by kind (a two-stage detector shows its confirmer's score).
+pub fn score_scale(config: &DetectorConfig) -> (String, Vec<(String, f64)>, Option<f64>) {
+    match config {
+        DetectorConfig::PhiAccrual(c) => {
+            let mut lines = vec![(format!("Failed at {}", c.threshold), c.threshold)];
+            if let Some(s) = c.suspect_threshold {
+                lines.push((format!("Suspect at {s}"), s));
+            }
+            ("phi".into(), lines, Some(c.threshold * PHI_CLIP))
+        }
+        DetectorConfig::DataflowDecay(c) => (
+            "health score".into(),
+            vec![
+                (
+                    format!("Suspect below {}", c.suspect_below),
+                    c.suspect_below,
+                ),
+                (format!("Failed below {}", c.fail_below), c.fail_below),
+            ],
+            None,
+        ),
+        DetectorConfig::FixedTimeout(_) | DetectorConfig::AdaptiveProbe(_) => {
+            ("timeout (ms)".into(), Vec::new(), None)
+        }
+        DetectorConfig::TwoStage(c) => score_scale(&c.confirm),
+    }
+}
+
+impl Timeline {
+    /// The timeline of `pair` (monitor, target) in a replayed run, with the
+    /// score series sampled for it (one per detector, in scenario order).
+    pub fn of_run(
+        scenario: &Scenario,
+        outcome: &RunOutcome,
+        pair: (u32, u32),
+        series: &[ScoreSeries],
+    ) -> Timeline {
+        let node = |i: u32| {
+            outcome
+                .nodes
+                .get(i as usize)
+                .cloned()
+                .unwrap_or_else(|| i.to_string())
+        };
+        let found = outcome.pairs.iter().find(|p| (p.monitor, p.target) == pair);
+        let faults = outcome
+            .faults
+            .iter()
+            .map(|f| FaultSpan {
+                label: format!(
+                    "{} {}{}",
+                    f.kind.name(),
+                    f.target,
+                    if f.expect == Expect::Detect {
+                        " (detect)"
+                    } else {
+                        ""
+                    }
+                ),
+                window: f.window,
+                on_pair: f.node.is_some_and(|n| n == pair.0 || n == pair.1),
+            })
+            .collect();
+        let detectors = outcome
+            .detectors
+            .iter()
+            .enumerate()
+            .map(|(d, name)| {
+                let (score_name, thresholds, clip) = scenario.detectors.get(d).map_or_else(
+                    || ("score".into(), Vec::new(), None),
+                    |s| score_scale(&s.config),
+                );
+                DetectorTrack {
+                    name: name.clone(),
+                    score_name,
+                    thresholds,
+                    clip,
+                    samples: series.get(d).map(|s| s.samples.clone()).unwrap_or_default(),
+                    changes: found
+                        .and_then(|p| p.detectors.get(d))
+                        .map(|t| t.changes.clone())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect();
+        Timeline {
+            scenario: outcome.scenario.clone(),
+            seed: outcome.seed,
+            monitor: node(pair.0),
+            target: node(pair.1),
+            duration: outcome.duration,
+            faults,
+            must_detect: found
+                .map(|p| p.must_detect.iter().map(|m| m.window).collect())
+                .unwrap_or_default(),
+            frozen: {
+                let mut frozen: Vec<Window> = found.map(|p| p.unjudged.clone()).unwrap_or_default();
+                frozen.extend(
+                    outcome
+                        .faults
+                        .iter()
+                        .filter(|f| f.kind == FaultKind::Pause && f.node == Some(pair.0))
+                        .map(|f| f.window),
+                );
+                frozen.sort();
+                frozen
+            },
+            detectors,
+        }
+    }
+
+    /// The title: which run, which pair.
+    pub fn title(&self) -> String {
+        format!(
+            "{} seed {}: {} watching {}",
+            self.scenario, self.seed, self.monitor, self.target
+        )
+    }
+}
+
+/// The spans of `[0, end)` where the verdict is `which` (seconds).
+pub fn verdict_spans(changes: &[(Nanos, Verdict)], end: Nanos, which: Verdict) -> Vec<(f64, f64)> {
+    let mut spans = Vec::new();
+    let mut from = Nanos::ZERO;
+    let mut current = Verdict::Alive;
+    for &(t, v) in changes {
+        let t = t.min(end);
+        if current == which && t > from {
+            spans.push((from.as_secs_f64(), t.as_secs_f64()));
+        }
+        if t >= from {
+            from = t;
+        }
+        current = v;
+    }
+    if current == which && end > from {
+        spans.push((from.as_secs_f64(), end.as_secs_f64()));
+    }
+    spans
+}
+
+/// The runs of `samples` outside the `frozen` windows (bounds included:
+/// the instant of a resume still shows the state from before the pause).
+pub fn awake<'a>(samples: &'a [(Nanos, f64)], frozen: &[Window]) -> Vec<&'a [(Nanos, f64)]> {
+    let asleep = |t: Nanos| frozen.iter().any(|w| w.start <= t && t <= w.end);
+    let mut parts = Vec::new();
+    let mut start = None;
+    for (i, &(t, _)) in samples.iter().enumerate() {
+        match (asleep(t), start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                parts.push(&samples[s..i]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        parts.push(&samples[s..]);
+    }
+    parts
+}
+
+/// The samples of one pixel column: its range and its last value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Column {
+    /// Middle of the column, s.
+    pub at: f64,
+    pub low: f64,
+    pub high: f64,
+    pub last: f64,
+}
+
+/// The samples reduced to `columns` columns over `[0, end)`: the range of
+/// each (drawn as a band, so every peak and dip survives however dense the
+/// inputs) and its last value (drawn as the line). Values are clipped to
+/// `clip`; samples that are not numbers are dropped; empty columns are left
+/// out.
+pub fn reduce(
+    samples: &[(Nanos, f64)],
+    end: Nanos,
+    columns: u32,
+    clip: Option<f64>,
+) -> Vec<Column> {
+    let clip = clip.unwrap_or(f64::INFINITY);
+    let width = (end.as_nanos() / u64::from(columns.max(1))).max(1);
+    let mut out: Vec<Column> = Vec::new();
+    let mut current: Option<(u64, Column)> = None;
+    for &(t, v) in samples {
+        if v.is_nan() {
+            continue;
+        }
+        let v = v.min(clip);
+        let index = t.as_nanos() / width;
+        match &mut current {
+            Some((i, c)) if *i == index => {
+                c.low = c.low.min(v);
+                c.high = c.high.max(v);
+                c.last = v;
+            }
+            _ => {
+                if let Some((_, c)) = current.take() {
+                    out.push(c);
+                }
+                let at = Nanos(index.saturating_mul(width).saturating_add(width / 2)).min(end);
+                current = Some((
+                    index,
+                    Column {
+                        at: at.as_secs_f64(),
+                        low: v,
+                        high: v,
+                        last: v,
+                    },
+                ));
+            }
+        }
+    }
+    if let Some((_, c)) = current {
+        out.push(c);
+    }
+    out
+}
+
+/// The timeline as SVG text, tagged `data-chart="timeline"`.
+pub fn timeline_svg(t: &Timeline, palette: &Palette) -> io::Result<String> {
+    let panels = t.detectors.len() as u32;
+    let height = HEADER + TRUTH + PANEL * panels.max(1) + TIME_AXIS;
+    let end = t.duration.as_secs_f64().max(1e-9);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let (header, rest) = root.split_vertically(HEADER);
+        draw_header(&header, t)?;
+        let (truth, mut rest) = rest.split_vertically(TRUTH);
+        draw_truth(&truth, t, end)?;
+        for (k, d) in t.detectors.iter().enumerate() {
+            let last = k + 1 == t.detectors.len();
+            let size = if last { PANEL + TIME_AXIS } else { PANEL };
+            let (panel, below) = rest.split_vertically(size);
+            draw_panel(&panel, t, d, palette.colour(&d.name), end, last)?;
+            rest = below;
+        }
+        root.present().map_err(chart_error)?;
+    }
+    Ok(finish_svg(svg, TIMELINE, &t.scenario, &t.title()))
+}
+
+fn text_style(size: f64, colour: &'static RGBColor, h: HPos, v: VPos) -> TextStyle<'static> {
+    TextStyle::from((FONT, size))
+        .color(colour)
+        .pos(Pos::new(h, v))
+}
+
+/// Title, then a key to the shadings.
+fn draw_header(area: &DrawingArea<SVGBackend<'_>, Shift>, t: &Timeline) -> io::Result<()> {
+    let (w, _) = area.dim_in_pixel();
+    area.draw(&Text::new(
+        t.title(),
+        (w as i32 / 2, 8),
+        text_style(TITLE_SIZE, &INK, HPos::Center, VPos::Top),
+    ))
+    .map_err(chart_error)?;
+    let y = 46;
+    let mut x = Y_AREA as i32;
+    let swatch = |x: i32, fill: ShapeStyle| Rectangle::new([(x, y - 7), (x + 22, y + 7)], fill);
+    // Only the keys of what this timeline shows.
+    let keys = [
+        ("Suspect", SUSPECT_FILL.mix(0.45).filled(), true),
+        ("Failed", FAILED_FILL.mix(0.35).filled(), true),
+        (
+            "must detect (ground truth)",
+            MUST_DETECT_FILL.filled(),
+            !t.must_detect.is_empty(),
+        ),
+        (
+            "fault on this pair",
+            FAULT_FILL.filled(),
+            t.faults.iter().any(|f| f.on_pair),
+        ),
+        (
+            "other fault",
+            OTHER_FAULT_FILL.filled(),
+            t.faults.iter().any(|f| !f.on_pair),
+        ),
+        (
+            "monitor paused or down (no score)",
+            FROZEN_FILL.mix(0.3).filled(),
+            !t.frozen.is_empty(),
+        ),
+    ];
+    for (label, fill, _) in keys.into_iter().filter(|k| k.2) {
+        area.draw(&swatch(x, fill)).map_err(chart_error)?;
+        area.draw(&Text::new(
+            label,
+            (x + 28, y),
+            text_style(LEGEND_SIZE, &INK, HPos::Left, VPos::Center),
+        ))
+        .map_err(chart_error)?;
+        x += 28 + (label.chars().count() as i32) * 7 + 30;
+    }
+    Ok(())
+}
+
+/// The ground-truth strip: rows "must detect" and "faults".
+fn draw_truth(area: &DrawingArea<SVGBackend<'_>, Shift>, t: &Timeline, end: f64) -> io::Result<()> {
+    let rows = ["faults", "must detect"];
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(0)
+        .margin_right(MARGIN_RIGHT)
+        .margin_top(6)
+        .margin_bottom(6)
+        .y_label_area_size(Y_AREA)
+        .build_cartesian_2d(0.0..end, 0.0..rows.len() as f64)
+        .map_err(chart_error)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_labels(0)
+        .draw()
+        .map_err(chart_error)?;
+    // Row names just left of the axis line.
+    let gap = end / f64::from(WIDTH - Y_AREA - MARGIN_RIGHT) * 8.0;
+    for (i, label) in rows.iter().enumerate() {
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label.to_string(),
+                (-gap, i as f64 + 0.5),
+                text_style(LEGEND_SIZE, &INK, HPos::Right, VPos::Center),
+            )))
+            .map_err(chart_error)?;
+    }
+    // Row 0: faults, those on the pair darker and on top.
+    let mut faults: Vec<&FaultSpan> = t.faults.iter().collect();
+    faults.sort_by_key(|f| f.on_pair);
+    for f in faults {
+        let (s, e) = (
+            f.window.start.as_secs_f64(),
+            f.window.end.as_secs_f64().min(end),
+        );
+        let fill = if f.on_pair {
+            FAULT_FILL
+        } else {
+            OTHER_FAULT_FILL
+        };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(s, 0.12), (e.max(s + end / 1_000.0), 0.88)],
+                fill.filled(),
+            )))
+            .map_err(chart_error)?;
+        // The label inside the bar if it fits, else nothing (the key and the
+        // dashed lines below still show it).
+        let px = (e - s) / end * f64::from(WIDTH - Y_AREA - MARGIN_RIGHT);
+        if f.on_pair && px > f.label.chars().count() as f64 * 8.0 + 8.0 {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    f.label.clone(),
+                    ((s + e) / 2.0, 0.5),
+                    text_style(LEGEND_SIZE, &WHITE, HPos::Center, VPos::Center),
+                )))
+                .map_err(chart_error)?;
+        }
+    }
+    for w in &t.must_detect {
+        let (s, e) = (w.start.as_secs_f64(), w.end.as_secs_f64().min(end));
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(s, 1.12), (e, 1.88)],
+                MUST_DETECT_FILL.filled(),
+            )))
+            .map_err(chart_error)?;
+    }
+    Ok(())
+}
+
+fn draw_panel(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    t: &Timeline,
+    d: &DetectorTrack,
+    colour: RGBColor,
+    end: f64,
+    with_time_axis: bool,
+) -> io::Result<()> {
+    let (name_row, area) = area.split_vertically(NAME_ROW);
+    name_row
+        .draw(&Text::new(
+            d.name.clone(),
+            (Y_AREA as i32, NAME_ROW as i32 - 4),
+            TextStyle::from((FONT, AXIS_NAME_SIZE).into_font().style(FontStyle::Bold))
+                .color(&colour)
+                .pos(Pos::new(HPos::Left, VPos::Bottom)),
+        ))
+        .map_err(chart_error)?;
+    let area = &area;
+    let plot_width = WIDTH - Y_AREA - MARGIN_RIGHT;
+    let segments: Vec<Vec<Column>> = awake(&d.samples, &t.frozen)
+        .into_iter()
+        .map(|part| reduce(part, t.duration, plot_width, d.clip))
+        .collect();
+    let max = segments
+        .iter()
+        .flatten()
+        .map(|c| c.high)
+        .chain(d.thresholds.iter().map(|x| x.1))
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let top = match d.clip {
+        Some(clip) => clip,
+        None if max > 0.0 => max * 1.12,
+        None => 1.0,
+    };
+    let top = if d.score_name == "health score" {
+        1.05
+    } else {
+        top
+    };
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(0)
+        .margin_right(MARGIN_RIGHT)
+        .margin_top(2)
+        .margin_bottom(4)
+        .x_label_area_size(if with_time_axis { TIME_AXIS } else { 0 })
+        .y_label_area_size(Y_AREA)
+        .build_cartesian_2d(0.0..end, 0.0..top)
+        .map_err(chart_error)?;
+    let y_name = match d.clip {
+        Some(clip) => format!("{} (to {clip})", d.score_name),
+        None => d.score_name.clone(),
+    };
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.y_desc(y_name)
+            .y_labels(4)
+            .x_labels(12)
+            .axis_desc_style((FONT, AXIS_NAME_SIZE))
+            .label_style((FONT, TICK_SIZE))
+            .x_label_formatter(&|v| fmt_seconds(*v))
+            .y_label_formatter(&|v| trim_number(*v))
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID);
+        if with_time_axis {
+            mesh.x_desc("time (s)");
+        } else {
+            mesh.x_label_style((FONT, 0.0));
+        }
+        mesh.draw().map_err(chart_error)?;
+    }
+    // Verdict periods, behind everything.
+    for (which, fill) in [
+        (Verdict::Suspect, SUSPECT_FILL.mix(0.45)),
+        (Verdict::Failed, FAILED_FILL.mix(0.35)),
+    ] {
+        chart
+            .draw_series(
+                verdict_spans(&d.changes, t.duration, which)
+                    .into_iter()
+                    .map(|(s, e)| Rectangle::new([(s, 0.0), (e, top)], fill.filled())),
+            )
+            .map_err(chart_error)?;
+    }
+    // The monitor paused or down: no score.
+    chart
+        .draw_series(t.frozen.iter().map(|w| {
+            Rectangle::new(
+                [
+                    (w.start.as_secs_f64(), 0.0),
+                    (w.end.as_secs_f64().min(end), top),
+                ],
+                FROZEN_FILL.mix(0.3).filled(),
+            )
+        }))
+        .map_err(chart_error)?;
+    // Fault starts and ends on this pair, dashed.
+    for f in t.faults.iter().filter(|f| f.on_pair) {
+        for x in [f.window.start.as_secs_f64(), f.window.end.as_secs_f64()] {
+            if x > 0.0 && x < end {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(x, 0.0), (x, top)],
+                        6,
+                        4,
+                        FAULT_FILL.stroke_width(1),
+                    ))
+                    .map_err(chart_error)?;
+            }
+        }
+    }
+    // The score: its range per pixel column as a light band, its last value
+    // per column as the line.
+    for columns in segments.iter().filter(|c| !c.is_empty()) {
+        let mut outline: Vec<(f64, f64)> = columns.iter().map(|c| (c.at, c.high)).collect();
+        outline.extend(columns.iter().rev().map(|c| (c.at, c.low)));
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                outline,
+                colour.mix(0.3).filled(),
+            )))
+            .map_err(chart_error)?;
+        chart
+            .draw_series(LineSeries::new(
+                columns.iter().map(|c| (c.at, c.last)),
+                colour.stroke_width(2),
+            ))
+            .map_err(chart_error)?;
+    }
+    // Thresholds: dashed, labelled at the right on a white ground.
+    let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
+    let per_px_x = end / f64::from(plot_w.max(1));
+    let per_px_y = top / f64::from(plot_h.max(1));
+    for (label, value) in &d.thresholds {
+        if *value > top {
+            continue;
+        }
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.0, *value), (end, *value)],
+                4,
+                3,
+                INK.stroke_width(1),
+            ))
+            .map_err(chart_error)?;
+        let label_px = label.chars().count() as f64 * 7.5 + 8.0;
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [
+                    (end - label_px * per_px_x, *value),
+                    (end, *value + 17.0 * per_px_y),
+                ],
+                WHITE.mix(0.85).filled(),
+            )))
+            .map_err(chart_error)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label.clone(),
+                (end - 4.0 * per_px_x, *value + 2.0 * per_px_y),
+                text_style(TICK_SIZE, &INK, HPos::Right, VPos::Bottom),
+            )))
+            .map_err(chart_error)?;
+    }
+    Ok(())
+}
+
+/// A tick value with no trailing zeros (`3000`, `0.5`).
+fn trim_number(v: f64) -> String {
+    let text = format!("{v:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: u64) -> Nanos {
+        Nanos::from_secs(v)
+    }
+
+    #[test]
+    fn verdict_spans_cover_each_period_once() {
+        let changes = [
+            (s(1), Verdict::Suspect),
+            (s(2), Verdict::Failed),
+            (s(4), Verdict::Alive),
+            (s(6), Verdict::Suspect),
+        ];
+        assert_eq!(
+            verdict_spans(&changes, s(10), Verdict::Suspect),
+            vec![(1.0, 2.0), (6.0, 10.0)]
+        );
+        assert_eq!(
+            verdict_spans(&changes, s(10), Verdict::Failed),
+            vec![(2.0, 4.0)]
+        );
+        assert_eq!(
+            verdict_spans(&changes, s(3), Verdict::Failed),
+            vec![(2.0, 3.0)]
+        );
+        assert!(verdict_spans(&[], s(3), Verdict::Failed).is_empty());
+    }
+
+    #[test]
+    fn frozen_windows_cut_the_curve() {
+        let samples: Vec<(Nanos, f64)> = (0..10).map(|i| (s(i), i as f64)).collect();
+        let frozen = [Window {
+            start: s(3),
+            end: s(5),
+        }];
+        let parts = awake(&samples, &frozen);
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0].last(), Some(&(s(2), 2.0)));
+        assert_eq!(parts[1].first(), Some(&(s(6), 6.0)));
+        assert_eq!(awake(&samples, &[]).len(), 1);
+        assert!(awake(&[], &frozen).is_empty());
+    }
+
+    #[test]
+    fn columns_keep_range_and_last_and_clip() {
+        // 1,000 samples in the first of 10 one-second columns, one in the sixth.
+        let mut samples: Vec<(Nanos, f64)> = (0..1_000).map(|i| (Nanos(i), 1.0)).collect();
+        samples[500].1 = 9.0;
+        samples[700].1 = -1.0;
+        samples[999].1 = f64::NAN;
+        samples.push((s(5), f64::INFINITY));
+        let out = reduce(&samples, s(10), 10, Some(4.0));
+        assert_eq!(
+            out,
+            vec![
+                Column {
+                    at: 0.5,
+                    low: -1.0,
+                    high: 4.0,
+                    last: 1.0
+                },
+                Column {
+                    at: 5.5,
+                    low: 4.0,
+                    high: 4.0,
+                    last: 4.0
+                }
+            ]
+        );
+        assert!(reduce(&[], s(1), 10, None).is_empty());
+        assert_eq!(trim_number(3000.0), "3000");
+        assert_eq!(trim_number(0.5), "0.5");
+    }
+}

@@ -1,0 +1,298 @@
+//! Per scenario: the latency / accuracy trade-off at a glance. One point per
+//! detector at (p99 detection time, mistakes per monitored-pair-hour), with
+//! the 95% interval of the mistake rate as a vertical whisker. Down and to the
+//! left is better; a detector that detected nothing has no p99 and is named in
+//! the legend as not plotted.
+//!
+//! A scenario with nothing to detect gets, in the same place, the mistake
+//! rates alone as bars (with their intervals): there is no latency to trade.
+
+use plotters::coord::ranged1d::{Ranged, SegmentValue, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{
+    chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Marker, Palette,
+    TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, SCENARIO_CHART_SIZE, TICK_SIZE, TITLE_SIZE,
+    TRADEOFF,
+};
+use crate::metrics::{DetectorSummary, ScenarioMetrics};
+
+/// Radius of a detector's point, px.
+const POINT_RADIUS: i32 = 6;
+/// Half width of a whisker's caps, px.
+const CAP: i32 = 5;
+/// Room below a zero rate, as a share of the axis: points at zero stay clear
+/// of the time axis.
+const BELOW_ZERO: f64 = 0.04;
+/// Gap between bars, px on each side.
+const BAR_GAP: u32 = 14;
+
+/// A detector's place on the chart.
+struct Point {
+    name: String,
+    /// p99 detection time, s.
+    p99: f64,
+    rate: f64,
+    ci: Option<(f64, f64)>,
+}
+
+fn rate_of(s: &DetectorSummary) -> f64 {
+    s.mistake_rate().unwrap_or(0.0)
+}
+
+/// A rate axis tick: as few digits as its value needs, nothing below zero.
+fn rate_tick(v: f64) -> String {
+    if v < 0.0 {
+        return String::new();
+    }
+    let text = format!("{v:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A mistake rate for a legend or a bar: 3 significant digits.
+pub fn fmt_rate(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The trade-off chart of one scenario as SVG text, tagged `data-chart="tradeoff"`.
+pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<String> {
+    let windows: usize = m.summary.iter().map(|s| s.detect_windows).sum();
+    let mut svg = String::new();
+    let title;
+    {
+        let (w, h) = SCENARIO_CHART_SIZE;
+        let entries = if windows == 0 { 0 } else { m.summary.len() };
+        let root =
+            SVGBackend::with_string(&mut svg, (w, h + legend_height(entries))).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let (plot, legend_area) = root.split_vertically(h);
+        let root = plot;
+        if windows == 0 {
+            title = format!("{}: mistakes (nothing to detect)", m.scenario);
+            bars(&root, &title, m, palette)?;
+        } else {
+            title = format!("{}: mistakes against p99 detection time", m.scenario);
+            let points: Vec<Point> = m
+                .summary
+                .iter()
+                .filter_map(|s| {
+                    Some(Point {
+                        name: s.detector.clone(),
+                        p99: s.failed?.p99.as_secs_f64(),
+                        rate: rate_of(s),
+                        ci: s.mistake_rate_ci.map(|c| (c.low, c.high)),
+                    })
+                })
+                .collect();
+            let missing: Vec<&str> = m
+                .summary
+                .iter()
+                .filter(|s| s.failed.is_none())
+                .map(|s| s.detector.as_str())
+                .collect();
+            let mut legend: Vec<(String, RGBColor, Marker)> = points
+                .iter()
+                .map(|p| {
+                    let label = format!(
+                        "{}: p99 {}, {}/pair-h",
+                        p.name,
+                        fmt_seconds(p.p99),
+                        fmt_rate(p.rate)
+                    );
+                    (label, palette.colour(&p.name), Marker::Dot)
+                })
+                .collect();
+            legend.extend(missing.iter().map(|name| {
+                (
+                    format!("{name}: no detection, not plotted"),
+                    palette.colour(name),
+                    Marker::Ring,
+                )
+            }));
+            draw_legend(&legend_area, &legend)?;
+            let axis = TimeAxis::covering(points.iter().map(|p| p.p99));
+            if axis.log {
+                let x = log_coord(&axis);
+                scatter(&root, x, &title, &axis, &points, palette)?;
+            } else {
+                let x: RangedCoordf64 = (axis.low..axis.high).into();
+                scatter(&root, x, &title, &axis, &points, palette)?;
+            }
+        }
+        root.present().map_err(chart_error)?;
+    }
+    Ok(finish_svg(svg, TRADEOFF, &m.scenario, &title))
+}
+
+/// Top of the rate axis: above every point and whisker, never zero.
+fn rate_top(values: impl IntoIterator<Item = f64>) -> f64 {
+    let max = values
+        .into_iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    if max > 0.0 {
+        max * 1.15
+    } else {
+        1.0
+    }
+}
+
+fn scatter<X>(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    x: X,
+    title: &str,
+    axis: &TimeAxis,
+    points: &[Point],
+    palette: &Palette,
+) -> std::io::Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let top = rate_top(
+        points
+            .iter()
+            .flat_map(|p| [p.rate, p.ci.map_or(0.0, |c| c.1)]),
+    );
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, TITLE_SIZE))
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x, -top * BELOW_ZERO..top)
+        .map_err(chart_error)?;
+    chart
+        .configure_mesh()
+        .x_desc(axis.name("p99 detection time"))
+        .y_desc("mistakes per pair-hour")
+        .axis_desc_style((FONT, AXIS_NAME_SIZE))
+        .label_style((FONT, TICK_SIZE))
+        .x_label_formatter(&|v| fmt_seconds(*v))
+        .y_label_formatter(&|v| rate_tick(*v))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(chart_error)?;
+    if points.iter().all(|p| p.rate == 0.0) {
+        chart
+            .draw_series(std::iter::once(Text::new(
+                "no mistakes in any run: every point is at 0",
+                (axis.low, top * 0.5),
+                TextStyle::from((FONT, AXIS_NAME_SIZE))
+                    .color(&RGBColor(90, 90, 90))
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            )))
+            .map_err(chart_error)?;
+    }
+    for p in points {
+        let colour = palette.colour(&p.name);
+        let x = axis.clamp(p.p99);
+        if let Some((low, high)) = p.ci {
+            chart
+                .draw_series(std::iter::once(ErrorBar::new_vertical(
+                    x,
+                    low,
+                    p.rate,
+                    high,
+                    colour.stroke_width(2),
+                    2 * CAP as u32,
+                )))
+                .map_err(chart_error)?;
+        }
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                (x, p.rate),
+                POINT_RADIUS,
+                colour.filled(),
+            )))
+            .map_err(chart_error)?;
+    }
+    Ok(())
+}
+
+fn bars(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    title: &str,
+    m: &ScenarioMetrics,
+    palette: &Palette,
+) -> std::io::Result<()> {
+    let n = m.summary.len() as i32;
+    let top = rate_top(
+        m.summary
+            .iter()
+            .flat_map(|s| [rate_of(s), s.mistake_rate_ci.map_or(0.0, |c| c.high)]),
+    );
+    let names: Vec<String> = m.summary.iter().map(|s| s.detector.clone()).collect();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, TITLE_SIZE))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), 0.0..top)
+        .map_err(chart_error)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(names.len().max(1))
+        .y_desc("mistakes per pair-hour")
+        .axis_desc_style((FONT, AXIS_NAME_SIZE))
+        .label_style((FONT, TICK_SIZE))
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .y_label_formatter(&|v| rate_tick(*v))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(chart_error)?;
+    for (i, s) in m.summary.iter().enumerate() {
+        let i = i as i32;
+        let colour = palette.colour(&s.detector);
+        let rate = rate_of(s);
+        let mut bar = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), 0.0),
+                (SegmentValue::Exact(i + 1), rate),
+            ],
+            colour.mix(0.85).filled(),
+        );
+        bar.set_margin(0, 0, BAR_GAP, BAR_GAP);
+        chart
+            .draw_series(std::iter::once(bar))
+            .map_err(chart_error)?;
+        if let Some(ci) = s.mistake_rate_ci {
+            chart
+                .draw_series(std::iter::once(ErrorBar::new_vertical(
+                    SegmentValue::CenterOf(i),
+                    ci.low,
+                    rate,
+                    ci.high,
+                    RGBColor(40, 40, 40).stroke_width(1),
+                    2 * CAP as u32,
+                )))
+                .map_err(chart_error)?;
+        }
+        // The value above the bar and its whisker, never on them.
+        let above = s.mistake_rate_ci.map_or(rate, |ci| ci.high.max(rate));
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("{}/pair-h", fmt_rate(rate)),
+                (SegmentValue::CenterOf(i), above + top * 0.015),
+                TextStyle::from((FONT, LEGEND_SIZE)).pos(Pos::new(HPos::Center, VPos::Bottom)),
+            )))
+            .map_err(chart_error)?;
+    }
+    Ok(())
+}

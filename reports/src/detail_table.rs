@@ -1,0 +1,183 @@
+//! The detailed comparison table of one scenario, shared by the HTML and
+//! Markdown reports: every figure of §5 with the number of samples behind it
+//! and the 95% intervals, as text cells. (The terminal shows a compact subset,
+//! [`crate::tables::terminal_table`]; the CSV files hold every figure
+//! unrounded.)
+
+use fdlab_protocol::Nanos;
+
+use crate::charts::tradeoff::fmt_rate;
+use crate::metrics::{DetectorSummary, DurationStats, MeanCi};
+
+/// Column names, with units.
+pub const COLUMNS: [&str; 14] = [
+    "detector",
+    "T_D p50",
+    "p90",
+    "p99",
+    "max",
+    "mean [95% CI]",
+    "detected / faults",
+    "to Suspect p50",
+    "mistakes",
+    "per pair-hour [95% CI]",
+    "mean mistake",
+    "P_A",
+    "runs with a mistake",
+    "msgs (bytes) / pair / s",
+];
+
+/// What each column means, for the reports' key.
+pub const KEY: [(&str, &str); 9] = [
+    (
+        "T_D",
+        "detection time: from a detect-fault's onset to the first Failed verdict that lasts until the fault ends (nearest-rank percentiles over all monitored pairs and seeds)",
+    ),
+    (
+        "detected / faults",
+        "must-detect windows (pair × fault × seed) with a lasting Failed, out of all; the rest were missed",
+    ),
+    ("to Suspect", "the same, to the first lasting Suspect-or-worse"),
+    (
+        "mistakes",
+        "Suspect or Failed verdicts about a peer that must not be detected at that moment",
+    ),
+    (
+        "per pair-hour",
+        "mistakes per monitored-pair-hour of must-not-detect time (λ_M)",
+    ),
+    (
+        "95% CI",
+        "Student-t interval over per-seed values (the seeds are the independent replications)",
+    ),
+    ("mean mistake", "mean time until a mistaken verdict returns to Alive (T_M)"),
+    (
+        "P_A",
+        "share of must-not-detect time during which the verdict was Alive",
+    ),
+    (
+        "msgs (bytes) / pair / s",
+        "liveness messages (and their bytes) per monitored pair per second",
+    ),
+];
+
+/// A time in seconds with 3 decimals, or `-`.
+fn secs(t: Option<Nanos>) -> String {
+    t.map_or_else(|| "-".into(), |t| format!("{:.3} s", t.as_secs_f64()))
+}
+
+/// `1.234 s [0.900, 1.500]`, or the mean alone with fewer than two runs.
+fn mean_with_ci(stats: Option<DurationStats>, ci: Option<MeanCi>) -> String {
+    let Some(s) = stats else {
+        return "-".into();
+    };
+    match ci {
+        Some(ci) => format!(
+            "{} [{:.3}, {:.3}]",
+            secs(Some(s.mean)),
+            ci.low / 1e9,
+            ci.high / 1e9
+        ),
+        None => secs(Some(s.mean)),
+    }
+}
+
+/// Columns about detection (T_D to Failed and to Suspect).
+const DETECTION_COLUMNS: std::ops::RangeInclusive<usize> = 1..=7;
+
+/// The columns worth showing for `summary`: all of them, except that a
+/// scenario with nothing to detect drops the detection columns (all `-`).
+pub fn visible_columns(summary: &[DetectorSummary]) -> Vec<usize> {
+    let detects = summary.iter().any(|s| s.detect_windows > 0);
+    (0..COLUMNS.len())
+        .filter(|i| detects || !DETECTION_COLUMNS.contains(i))
+        .collect()
+}
+
+/// One row per detector, cells in [`COLUMNS`] order.
+pub fn rows(summary: &[DetectorSummary]) -> Vec<Vec<String>> {
+    summary.iter().map(row).collect()
+}
+
+fn row(s: &DetectorSummary) -> Vec<String> {
+    let failed = s.failed;
+    let detected = failed.map_or(0, |f| f.n);
+    let rate = match (s.mistake_rate(), s.mistake_rate_ci) {
+        (Some(r), Some(ci)) => format!(
+            "{} [{}, {}]",
+            fmt_rate(r),
+            fmt_rate(ci.low),
+            fmt_rate(ci.high)
+        ),
+        (Some(r), None) => fmt_rate(r),
+        (None, _) => "-".into(),
+    };
+    let p_a = match s.query_accuracy() {
+        // Rounded down so that only a detector never wrong shows 100%.
+        Some(p) => format!("{:.4}%", (p * 1e6).floor() / 1e4),
+        None => "-".into(),
+    };
+    let overhead = match (s.messages_per_pair_second(), s.bytes_per_pair_second()) {
+        (Some(m), Some(b)) => format!("{m:.2} ({b:.0})"),
+        _ => "-".into(),
+    };
+    vec![
+        s.detector.clone(),
+        secs(failed.map(|f| f.p50)),
+        secs(failed.map(|f| f.p90)),
+        secs(failed.map(|f| f.p99)),
+        secs(failed.map(|f| f.max)),
+        mean_with_ci(failed, s.failed_ci),
+        format!("{detected} / {}", s.detect_windows),
+        secs(s.suspect.map(|f| f.p50)),
+        s.mistakes.to_string(),
+        rate,
+        secs(s.mean_mistake()),
+        p_a,
+        format!("{} / {}", s.runs_with_mistake, s.runs),
+        overhead,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::scenario_metrics;
+    use crate::metrics::tests::two_seeds;
+
+    #[test]
+    fn rows_carry_figures_intervals_and_sample_counts() {
+        let m = scenario_metrics(&two_seeds());
+        let rows = rows(&m.summary);
+        assert_eq!(rows.len(), 2);
+        for r in &rows {
+            assert_eq!(r.len(), COLUMNS.len());
+        }
+        let fixed = &rows[0];
+        assert_eq!(fixed[0], "fixed");
+        assert_eq!(fixed[1], "2.000 s");
+        assert_eq!(fixed[3], "3.000 s");
+        // t(1) = 12.7062: 2.5 s ± 6.353 s, clamped at 0.
+        assert_eq!(fixed[5], "2.500 s [0.000, 8.853]");
+        assert_eq!(fixed[6], "2 / 2");
+        assert_eq!(fixed[8], "0");
+        assert_eq!(fixed[9], "0 [0, 0]");
+        assert_eq!(fixed[12], "0 / 2");
+        assert_eq!(fixed[13], "1.00 (100)");
+        let phi = &rows[1];
+        assert_eq!(phi[8], "1");
+        assert!(phi[9].starts_with("20.0 [0, "), "{}", phi[9]);
+        assert_eq!(phi[10], "0.500 s");
+        assert_eq!(phi[11], "99.7222%");
+        assert_eq!(phi[12], "1 / 2");
+        assert_eq!(
+            visible_columns(&m.summary),
+            (0..COLUMNS.len()).collect::<Vec<_>>()
+        );
+        let mut quiet = m.summary.clone();
+        for s in &mut quiet {
+            s.detect_windows = 0;
+        }
+        assert_eq!(visible_columns(&quiet), vec![0, 8, 9, 10, 11, 12, 13]);
+    }
+}

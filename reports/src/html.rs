@@ -1,0 +1,141 @@
+//! `index.html`: the report of a run as one self-contained file. The styles
+//! are inline, the charts are inline SVG, there is no script and no URL, so it
+//! opens the same in any browser, offline, mailed or archived as an artefact.
+//!
+//! One section per scenario: what it simulates, the detailed table (every §5
+//! figure with its sample counts and 95% intervals), and its two charts side
+//! by side. Detector names carry their chart colour in the tables.
+
+use std::fmt::Write as _;
+
+use crate::charts::{inline_svg, xml_escape, Palette};
+use crate::detail_table::{self, COLUMNS, KEY};
+use crate::report::ScenarioReport;
+
+const STYLE: &str = "
+body { font-family: sans-serif; margin: 24px 32px; color: #222; max-width: 1500px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 21px; margin: 36px 0 4px; padding-top: 12px; border-top: 1px solid #ccc; }
+p.meta, p.description { margin: 2px 0 10px; color: #444; }
+nav { columns: 3; font-size: 14px; margin: 12px 0; }
+nav a { display: block; padding: 1px 0; color: #0050a0; }
+table { border-collapse: collapse; font-size: 13.5px; margin: 8px 0 12px; }
+th, td { padding: 4px 8px; border-bottom: 1px solid #e2e2e2; text-align: right; white-space: nowrap; }
+th { background: #f4f4f4; font-weight: 600; border-bottom: 2px solid #ccc; white-space: normal; vertical-align: bottom; }
+div.table { overflow-x: auto; }
+td:first-child, th:first-child { text-align: left; }
+tr:hover td { background: #fafae8; }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+.charts svg { max-width: 100%; height: auto; border: 1px solid #e4e4e4; }
+dl.key { font-size: 13.5px; display: grid; grid-template-columns: max-content 1fr; gap: 3px 14px; }
+dl.key dt { font-weight: 600; }
+dl.key dd { margin: 0; color: #444; }
+";
+
+/// The whole page.
+pub fn render(scenarios: &[ScenarioReport<'_>], palette: &Palette) -> String {
+    let mut out = String::new();
+    let runs: usize = scenarios.iter().map(|s| s.metrics.runs.len()).sum();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+<title>fdlab report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+<h1>fdlab report</h1>\n<p class=\"meta\">{} scenario{}, {runs} simulated run{} (fdlab {}). \
+Every figure pools all monitored pairs and seeds of a scenario; the CSV files next to this page hold them unrounded.</p>\n",
+        scenarios.len(),
+        plural(scenarios.len()),
+        plural(runs),
+        env!("CARGO_PKG_VERSION"),
+    );
+    out.push_str("<nav>\n");
+    for s in scenarios {
+        let _ = writeln!(
+            out,
+            "<a href=\"#{}\">{}</a>",
+            xml_escape(&s.anchor),
+            xml_escape(&s.metrics.scenario)
+        );
+    }
+    out.push_str("</nav>\n");
+    for s in scenarios {
+        section(&mut out, s, palette);
+    }
+    out.push_str("<h2>How to read the tables</h2>\n<dl class=\"key\">\n");
+    for (term, meaning) in KEY {
+        let _ = writeln!(
+            out,
+            "<dt>{}</dt><dd>{}</dd>",
+            xml_escape(term),
+            xml_escape(meaning)
+        );
+    }
+    out.push_str("</dl>\n</body>\n</html>\n");
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette) {
+    let m = s.metrics;
+    let _ = writeln!(
+        out,
+        "<section id=\"{}\">\n<h2>{}</h2>",
+        xml_escape(&s.anchor),
+        xml_escape(&m.scenario)
+    );
+    if !s.description.trim().is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"description\">{}</p>",
+            xml_escape(s.description.trim())
+        );
+    }
+    let seeds: Vec<u64> = m.runs.iter().map(|r| r.seed).collect();
+    let events: u128 = m.runs.iter().map(|r| u128::from(r.events)).sum();
+    let seed_text = match (seeds.first(), seeds.last()) {
+        (Some(a), Some(b)) if a != b => format!("seeds {a}–{b}"),
+        (Some(a), _) => format!("seed {a}"),
+        _ => "no seed".into(),
+    };
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\">{} run{} ({seed_text}), {events} simulated events</p>",
+        m.runs.len(),
+        plural(m.runs.len())
+    );
+    let visible = detail_table::visible_columns(&m.summary);
+    out.push_str("<div class=\"table\"><table>\n<thead><tr>");
+    for &c in &visible {
+        let _ = write!(out, "<th>{}</th>", xml_escape(COLUMNS[c]));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in detail_table::rows(&m.summary) {
+        out.push_str("<tr>");
+        for &i in &visible {
+            let cell = &row[i];
+            if i == 0 {
+                let _ = write!(
+                    out,
+                    "<td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+                    palette.css(cell),
+                    xml_escape(cell)
+                );
+            } else {
+                let _ = write!(out, "<td>{}</td>", xml_escape(cell));
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n<div class=\"charts\">\n");
+    out.push_str(&inline_svg(&s.cdf));
+    out.push_str(&inline_svg(&s.tradeoff));
+    out.push_str("</div>\n</section>\n");
+}

@@ -1,0 +1,60 @@
+//! `report.md`: the report as Markdown, for a pull request, a wiki or a
+//! terminal pager. The same tables as `index.html`; the charts are linked
+//! (the SVG files under `charts/`), since Markdown cannot inline them.
+
+use std::fmt::Write as _;
+
+use crate::detail_table::{self, COLUMNS, KEY};
+use crate::report::ScenarioReport;
+
+/// A table cell: pipes escaped, no line breaks.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// The whole document.
+pub fn render(scenarios: &[ScenarioReport<'_>]) -> String {
+    let mut out = String::new();
+    let runs: usize = scenarios.iter().map(|s| s.metrics.runs.len()).sum();
+    let _ = writeln!(
+        out,
+        "# fdlab report\n\n{} scenario(s), {runs} simulated run(s) (fdlab {}). Every figure pools \
+all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded. \
+`index.html` shows the same tables with the charts inline.\n",
+        scenarios.len(),
+        env!("CARGO_PKG_VERSION")
+    );
+    for s in scenarios {
+        let m = s.metrics;
+        let _ = writeln!(out, "## {}\n", cell(&m.scenario));
+        if !s.description.trim().is_empty() {
+            let _ = writeln!(out, "{}\n", s.description.trim());
+        }
+        let events: u128 = m.runs.iter().map(|r| u128::from(r.events)).sum();
+        let _ = writeln!(out, "{} run(s), {events} simulated events.\n", m.runs.len());
+        let visible = detail_table::visible_columns(&m.summary);
+        let names: Vec<&str> = visible.iter().map(|&i| COLUMNS[i]).collect();
+        let _ = writeln!(out, "| {} |", names.join(" | "));
+        let align: Vec<&str> = visible
+            .iter()
+            .map(|&i| if i == 0 { ":--" } else { "--:" })
+            .collect();
+        let _ = writeln!(out, "| {} |", align.join(" | "));
+        for row in detail_table::rows(&m.summary) {
+            let cells: Vec<String> = visible.iter().map(|&i| cell(&row[i])).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        let _ = writeln!(
+            out,
+            "\n![detection time of {name}]({cdf}) ![mistakes against detection time of {name}]({tradeoff})\n",
+            name = cell(&m.scenario),
+            cdf = s.cdf_file,
+            tradeoff = s.tradeoff_file
+        );
+    }
+    out.push_str("## How to read the tables\n\n");
+    for (term, meaning) in KEY {
+        let _ = writeln!(out, "- **{term}**: {meaning}");
+    }
+    out
+}

@@ -1,0 +1,195 @@
+//! Every file `fdlab run` writes into its output directory, each atomically:
+//!
+//! - the CSV tables ([`crate::tables`]): `summary.csv`, `runs.csv`,
+//!   `detections.csv`, `mistakes.csv`;
+//! - per scenario, two charts under `charts/`: `<scenario>-cdf.svg`
+//!   ([`crate::charts::cdf`]) and `<scenario>-tradeoff.svg`
+//!   ([`crate::charts::tradeoff`]);
+//! - `report.md` ([`crate::markdown`]) and `index.html` ([`crate::html`],
+//!   self-contained: the same charts inline).
+//!
+//! Detector colours are assigned once for the whole report (scenarios in the
+//! order given, detectors in each scenario's order), so a detector keeps its
+//! colour in every chart. The same metrics give the same bytes in every file.
+
+use std::io;
+use std::path::Path;
+
+use crate::atomic::{ensure_dir, write_file};
+use crate::charts::cdf::cdf_svg;
+use crate::charts::tradeoff::tradeoff_svg;
+use crate::charts::Palette;
+use crate::metrics::ScenarioMetrics;
+use crate::tables::write_tables;
+use crate::{html, markdown};
+
+pub const INDEX_HTML: &str = "index.html";
+pub const REPORT_MD: &str = "report.md";
+pub const CHARTS_DIR: &str = "charts";
+
+/// One scenario as the reports show it.
+pub struct ScenarioReport<'a> {
+    pub metrics: &'a ScenarioMetrics,
+    pub description: &'a str,
+    /// An id for links within `index.html`, unique in the report.
+    pub anchor: String,
+    /// SVG text of the two charts.
+    pub cdf: String,
+    pub tradeoff: String,
+    /// Their files, relative to the output directory.
+    pub cdf_file: String,
+    pub tradeoff_file: String,
+}
+
+/// A scenario name made safe for a file name and an HTML id: letters, digits,
+/// `-`, `_` and `.` kept, anything else `_`; unique among `taken` (a numeric
+/// suffix is added on a clash, e.g. the same scenario file given twice).
+pub fn file_stem(name: &str, taken: &[String]) -> String {
+    let mut base: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if base.is_empty() || base.starts_with('.') {
+        base.insert(0, 's');
+    }
+    let mut stem = base.clone();
+    let mut k = 2;
+    while taken.contains(&stem) {
+        stem = format!("{base}-{k}");
+        k += 1;
+    }
+    stem
+}
+
+/// The palette of a report: detectors by first appearance.
+pub fn palette_of(metrics: &[ScenarioMetrics]) -> Palette {
+    Palette::new(
+        metrics
+            .iter()
+            .flat_map(|m| m.summary.iter().map(|s| s.detector.as_str())),
+    )
+}
+
+/// Writes every file of the report of `metrics` into `dir` (created if
+/// missing). `descriptions` are the scenarios' descriptions, in the same
+/// order (missing ones are empty).
+pub fn write_report(
+    dir: &Path,
+    metrics: &[ScenarioMetrics],
+    descriptions: &[String],
+) -> io::Result<()> {
+    let palette = palette_of(metrics);
+    let mut stems: Vec<String> = Vec::new();
+    let mut reports = Vec::with_capacity(metrics.len());
+    for (i, m) in metrics.iter().enumerate() {
+        let stem = file_stem(&m.scenario, &stems);
+        stems.push(stem.clone());
+        reports.push(ScenarioReport {
+            metrics: m,
+            description: descriptions.get(i).map_or("", String::as_str),
+            cdf: cdf_svg(m, &palette)?,
+            tradeoff: tradeoff_svg(m, &palette)?,
+            cdf_file: format!("{CHARTS_DIR}/{stem}-cdf.svg"),
+            tradeoff_file: format!("{CHARTS_DIR}/{stem}-tradeoff.svg"),
+            anchor: stem,
+        });
+    }
+    ensure_dir(dir)?;
+    write_tables(dir, metrics)?;
+    ensure_dir(&dir.join(CHARTS_DIR))?;
+    for r in &reports {
+        write_file(&dir.join(&r.cdf_file), r.cdf.as_bytes())?;
+        write_file(&dir.join(&r.tradeoff_file), r.tradeoff.as_bytes())?;
+    }
+    write_file(&dir.join(REPORT_MD), markdown::render(&reports).as_bytes())?;
+    write_file(
+        &dir.join(INDEX_HTML),
+        html::render(&reports, &palette).as_bytes(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::scenario_metrics;
+    use crate::metrics::tests::two_seeds;
+
+    #[test]
+    fn stems_are_safe_and_unique() {
+        assert_eq!(file_stem("crash-mesh", &[]), "crash-mesh");
+        assert_eq!(file_stem("a b/c<d>", &[]), "a_b_c_d_");
+        assert_eq!(file_stem("", &[]), "s");
+        assert_eq!(file_stem(".hidden", &[]), "s.hidden");
+        let taken = vec!["x".to_string(), "x-2".to_string()];
+        assert_eq!(file_stem("x", &taken), "x-3");
+    }
+
+    #[test]
+    fn report_files_are_complete_and_deterministic() {
+        let m = scenario_metrics(&two_seeds());
+        let mut other = m.clone();
+        other.scenario = "crash".into(); // the same name twice: a second stem
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let metrics = [m, other];
+        let descriptions = vec!["a <crash> & more".to_string()];
+        write_report(&a, &metrics, &descriptions).unwrap();
+        write_report(&b, &metrics, &descriptions).unwrap();
+        let mut names = Vec::new();
+        for entry in walk(&a) {
+            let rel = entry.strip_prefix(&a).unwrap().to_path_buf();
+            assert_eq!(
+                std::fs::read(&entry).unwrap(),
+                std::fs::read(b.join(&rel)).unwrap(),
+                "{rel:?} differs between two writes"
+            );
+            names.push(rel.display().to_string());
+        }
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "charts/crash-2-cdf.svg",
+                "charts/crash-2-tradeoff.svg",
+                "charts/crash-cdf.svg",
+                "charts/crash-tradeoff.svg",
+                "detections.csv",
+                "index.html",
+                "mistakes.csv",
+                "report.md",
+                "runs.csv",
+                "summary.csv",
+            ]
+        );
+        let html = std::fs::read_to_string(a.join(INDEX_HTML)).unwrap();
+        assert_eq!(html.matches("<svg data-chart=\"cdf\"").count(), 2);
+        assert_eq!(html.matches("<svg data-chart=\"tradeoff\"").count(), 2);
+        assert!(html.contains("a &lt;crash&gt; &amp; more"));
+        assert!(!html.contains("http") && !html.contains("<script"));
+        // The same detector has the same colour in both scenarios' charts.
+        let cdf = std::fs::read_to_string(a.join("charts/crash-cdf.svg")).unwrap();
+        assert!(cdf.contains("#0072B2") || cdf.contains("#0072b2"), "{cdf}");
+        let md = std::fs::read_to_string(a.join(REPORT_MD)).unwrap();
+        assert!(md.contains("](charts/crash-cdf.svg)"));
+        assert!(md.contains("| fixed | 2.000 s |"));
+    }
+
+    fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+        out
+    }
+}
