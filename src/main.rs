@@ -11,6 +11,7 @@ mod check;
 mod list;
 mod run;
 mod simulate;
+mod sweep;
 mod trace;
 
 /// Compare and tune failure detectors (fixed timeouts, phi accrual, adaptive
@@ -41,6 +42,11 @@ enum Command {
     /// The CI gate: run the CI suite and fail (exit 1) when detection got
     /// slower or mistakes more frequent than the committed baseline says.
     Check(check::CheckArgs),
+    /// Vary a detector's parameters over a grid or a sample, across seeds:
+    /// every metric per point, the Pareto front and the trade-off curve.
+    Sweep(sweep::SweepArgs),
+    /// Join the directories of a sharded sweep into what one run writes.
+    Merge(sweep::MergeArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +59,8 @@ fn main() -> ExitCode {
         Some(Command::List) => list::run(),
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Sweep(args)) => sweep::run(&args),
+        Some(Command::Merge(args)) => sweep::merge(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -307,7 +307,7 @@ pub fn parse_detector_arg(arg: &str) -> Result<DetectorSpec, SpecError> {
 }
 
 /// The value of one `--detector` item (see [`parse_detector_arg`]).
-fn parse_arg_value(key: &str, text: &str) -> Result<Value, SpecError> {
+pub fn parse_arg_value(key: &str, text: &str) -> Result<Value, SpecError> {
     let quoted = text.starts_with('"') || text.starts_with('\'');
     match text.parse::<Value>() {
         Ok(value @ Value::String(_)) => Ok(value),
@@ -324,7 +324,7 @@ fn parse_arg_value(key: &str, text: &str) -> Result<Value, SpecError> {
 }
 
 /// Sets `dotted_key` (`fast.decay`) in `root`, creating the nested tables.
-fn insert_dotted(root: &mut Table, dotted_key: &str, value: Value) -> Result<(), SpecError> {
+pub fn insert_dotted(root: &mut Table, dotted_key: &str, value: Value) -> Result<(), SpecError> {
     let parts: Vec<&str> = dotted_key.split('.').map(str::trim).collect();
     if parts.iter().any(|p| p.is_empty()) {
         return Err(SpecError::new(

@@ -12,6 +12,7 @@
 //! plotters only estimates text widths for its layout.
 
 pub mod cdf;
+pub mod sweep;
 pub mod timeline;
 pub mod tradeoff;
 

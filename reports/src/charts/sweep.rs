@@ -1,0 +1,159 @@
+//! The trade-off curve of a sweep: every point at (p99 detection time,
+//! mistakes per monitored-pair-hour), the Pareto front drawn through the
+//! points no other point beats on both, and the front's points labelled.
+
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{
+    chart_error, finish_svg, fmt_seconds, log_coord, TimeAxis, AXIS_NAME_SIZE, FONT, TICK_SIZE,
+    TITLE_SIZE,
+};
+
+/// The chart kind, as tagged in the SVG.
+pub const SWEEP: &str = "sweep";
+/// Chart size, px.
+pub const SIZE: (u32, u32) = (900, 560);
+/// Points on the front labelled with their parameters (the rest would overlap).
+pub const MAX_LABELS: usize = 12;
+/// Colours: every point, and the front.
+const CLOUD: RGBColor = RGBColor(170, 170, 170);
+const FRONT: RGBColor = RGBColor(0, 114, 178);
+
+/// One sweep point on the chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepPoint {
+    /// What the label shows (its parameter values).
+    pub label: String,
+    /// p99 detection time, s.
+    pub p99: f64,
+    pub rate: f64,
+    pub front: bool,
+}
+
+/// The SVG of a sweep's trade-off, tagged `data-chart="sweep"`.
+pub fn sweep_svg(title: &str, points: &[SweepPoint]) -> std::io::Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let axis = TimeAxis::covering(points.iter().map(|p| p.p99));
+        if axis.log {
+            draw(&root, log_coord(&axis), title, &axis, points)?;
+        } else {
+            let x: RangedCoordf64 = (axis.low..axis.high).into();
+            draw(&root, x, title, &axis, points)?;
+        }
+        root.present().map_err(chart_error)?;
+    }
+    Ok(finish_svg(svg, SWEEP, title, title))
+}
+
+fn draw<X>(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    x: X,
+    title: &str,
+    axis: &TimeAxis,
+    points: &[SweepPoint],
+) -> std::io::Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let max = points.iter().map(|p| p.rate).fold(0.0f64, f64::max);
+    let top = if max > 0.0 { max * 1.15 } else { 1.0 };
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, TITLE_SIZE))
+        .margin(14)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, -top * 0.04..top)
+        .map_err(chart_error)?;
+    chart
+        .configure_mesh()
+        .x_desc(axis.name("p99 detection time"))
+        .y_desc("mistakes per pair-hour")
+        .axis_desc_style((FONT, AXIS_NAME_SIZE))
+        .label_style((FONT, TICK_SIZE))
+        .x_label_formatter(&|v| fmt_seconds(*v))
+        .y_label_formatter(&|v| {
+            if *v < 0.0 {
+                String::new()
+            } else {
+                let t = format!("{v:.3}");
+                t.trim_end_matches('0').trim_end_matches('.').to_string()
+            }
+        })
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(chart_error)?;
+    let at = |p: &SweepPoint| (axis.clamp(p.p99), p.rate);
+    chart
+        .draw_series(
+            points
+                .iter()
+                .filter(|p| !p.front)
+                .map(|p| Circle::new(at(p), 3, CLOUD.filled())),
+        )
+        .map_err(chart_error)?;
+    let mut front: Vec<&SweepPoint> = points.iter().filter(|p| p.front).collect();
+    front.sort_by(|a, b| a.p99.total_cmp(&b.p99));
+    chart
+        .draw_series(LineSeries::new(
+            front.iter().map(|p| at(p)),
+            FRONT.stroke_width(2),
+        ))
+        .map_err(chart_error)?;
+    chart
+        .draw_series(front.iter().map(|p| Circle::new(at(p), 5, FRONT.filled())))
+        .map_err(chart_error)?;
+    // Label the front, evenly thinned when it is long.
+    let step = front.len().div_ceil(MAX_LABELS).max(1);
+    chart
+        .draw_series(front.iter().step_by(step).map(|p| {
+            Text::new(
+                p.label.clone(),
+                at(p),
+                TextStyle::from((FONT, TICK_SIZE - 3.0))
+                    .color(&RGBColor(40, 40, 40))
+                    .pos(Pos::new(HPos::Left, VPos::Bottom)),
+            )
+        }))
+        .map_err(chart_error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chart_is_tagged_and_labels_the_front() {
+        let points = vec![
+            SweepPoint {
+                label: "threshold=4".into(),
+                p99: 2.0,
+                rate: 3.0,
+                front: true,
+            },
+            SweepPoint {
+                label: "threshold=8".into(),
+                p99: 4.0,
+                rate: 0.5,
+                front: true,
+            },
+            SweepPoint {
+                label: "threshold=9".into(),
+                p99: 5.0,
+                rate: 0.6,
+                front: false,
+            },
+        ];
+        let svg = sweep_svg("sweep of phi", &points).unwrap();
+        assert!(svg.contains("data-chart=\"sweep\""));
+        assert!(svg.contains("threshold=8") && !svg.contains("threshold=9"));
+        assert_eq!(svg, sweep_svg("sweep of phi", &points).unwrap());
+    }
+}
