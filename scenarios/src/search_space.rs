@@ -14,7 +14,7 @@
 //! | kind | fixed from the monitored system | varied |
 //! |---|---|---|
 //! | `fixed-timeout` | `interval` | `timeout`: 1.25 to 20 heartbeat intervals |
-//! | `phi-accrual` | `interval`, `first_heartbeat_estimate` | `threshold` 0.5 to 16 (log-ish), `acceptable_heartbeat_pause` 0 to 3 intervals |
+//! | `phi-accrual` | `interval`, `first_heartbeat_estimate` | `threshold` 1 to 16 (log-ish), `acceptable_heartbeat_pause` 0 to 3 intervals |
 //! | `dataflow-decay` | `initial_interval` | `margin` 1.1 to 4, `decay` 0.9 to 0.999 per tick, `grace` |
 //! | `two-stage` | a dataflow-decay `fast` stage, a phi-accrual `confirm` stage | `confirm.threshold`, `confirm.acceptable_heartbeat_pause`, `fast.margin` |
 //! | `adaptive-probe` | — | `initial_timeout` 1 s to 10 s, `missed_probes_limit` 1 to 5 |
@@ -39,8 +39,11 @@ use crate::detector_spec::{detector_from_table, insert_dotted, DetectorSpec, Spe
 pub const FIXED_TIMEOUT_INTERVALS: [f64; 13] = [
     1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0,
 ];
-/// Phi thresholds tried (phi = −log10 of the probability of a later heartbeat).
-pub const PHI_THRESHOLDS: [f64; 11] = [0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0];
+/// Phi thresholds tried (phi = −log10 of the probability that the next
+/// heartbeat is still to come). Below 1 a detector declares Failed while a
+/// late heartbeat still has a better than 10% chance: nobody should run that,
+/// and with a pause allowance it only imitates a fixed timeout.
+pub const PHI_THRESHOLDS: [f64; 10] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0];
 /// Phi's acceptable heartbeat pause, in heartbeat intervals.
 pub const PHI_PAUSE_INTERVALS: [f64; 5] = [0.0, 0.5, 1.0, 2.0, 3.0];
 /// Dataflow decay's margin over the estimated interval.
@@ -91,8 +94,8 @@ pub struct Point {
 
 /// The grid `fdlab tune` searches for `kind`, for a monitored peer that sends
 /// heartbeats every `interval` (the observed median inter-arrival time of a
-/// trace, or the scenario's interval). `interval` is rounded to the
-/// millisecond (to the microsecond below 10 ms), and durations derived from it
+/// trace, or the scenario's interval). `interval` is rounded by
+/// [`round_duration`], and durations derived from it
 /// are multiples of the rounded value, so that the recommended setting reads
 /// as a person would write it.
 pub fn search_space(kind: &str, interval: Nanos) -> Result<SearchSpace, SpecError> {
@@ -301,9 +304,13 @@ fn duration(n: Nanos) -> Value {
     Value::String(n.to_string())
 }
 
-/// Rounds to the millisecond, or to the microsecond below 10 ms (never to zero).
+/// Rounds to 10 ms from one second up, to the millisecond from 10 ms, and to
+/// the microsecond below (never to zero): three significant digits or so, as a
+/// person would write a heartbeat interval.
 pub fn round_duration(n: Nanos) -> Nanos {
-    let unit = if n >= Nanos::from_millis(10) {
+    let unit = if n >= Nanos::from_secs(1) {
+        10 * NANOS_PER_MILLI
+    } else if n >= Nanos::from_millis(10) {
         NANOS_PER_MILLI
     } else if n >= Nanos::from_micros(10) {
         NANOS_PER_MICRO
@@ -339,7 +346,7 @@ mod tests {
 
     #[test]
     fn phi_grid_uses_the_interval_and_varies_threshold_slowest() {
-        let space = search_space("phi-accrual", Nanos(1_000_400_000)).unwrap();
+        let space = search_space("phi-accrual", Nanos(1_004_400_000)).unwrap();
         let points = space.points();
         assert_eq!(
             points.len(),
@@ -347,19 +354,19 @@ mod tests {
         );
         assert_eq!(
             points[0].describe(),
-            "threshold = 0.5, acceptable_heartbeat_pause = \"0s\""
+            "threshold = 1.0, acceptable_heartbeat_pause = \"0s\""
         );
         assert_eq!(
             points[1].describe(),
-            "threshold = 0.5, acceptable_heartbeat_pause = \"500ms\""
+            "threshold = 1.0, acceptable_heartbeat_pause = \"500ms\""
         );
         let DetectorConfig::PhiAccrual(c) = points[4].spec().unwrap().config else {
             panic!("wrong kind")
         };
-        assert_eq!(c.interval, SEC, "1000.4 ms rounds to 1 s");
+        assert_eq!(c.interval, SEC, "1004.4 ms rounds to 1 s");
         assert_eq!(c.first_heartbeat_estimate, SEC);
         assert_eq!(c.acceptable_heartbeat_pause, Nanos::from_secs(3));
-        assert_eq!(c.threshold, 0.5);
+        assert_eq!(c.threshold, 1.0);
     }
 
     #[test]
@@ -429,7 +436,12 @@ mod tests {
 
     #[test]
     fn durations_round_readably() {
-        assert_eq!(round_duration(Nanos(1_000_499_999)), SEC);
+        assert_eq!(round_duration(Nanos(1_004_999_999)), SEC);
+        assert_eq!(
+            round_duration(Nanos(1_537_000_000)),
+            Nanos::from_millis(1_540)
+        );
+        assert_eq!(round_duration(Nanos(250_600_000)), Nanos::from_millis(251));
         assert_eq!(round_duration(Nanos(2_500_600)), Nanos(2_501_000));
         assert_eq!(round_duration(Nanos(5_400)), Nanos(5_400));
     }
