@@ -13,6 +13,7 @@ mod run;
 mod simulate;
 mod sweep;
 mod trace;
+mod tune;
 
 /// Compare and tune failure detectors (fixed timeouts, phi accrual, adaptive
 /// probes, dataflow decay) on simulated or recorded traffic.
@@ -35,6 +36,11 @@ enum Command {
     /// Run one detector over a recorded event list (CSV `time_ms,event[,arg_ms]`)
     /// and write `time_ms,value,verdict` for every `query` row.
     Trace(trace::TraceArgs),
+    /// Search a detector's parameters on a recorded heartbeat trace (CSV with a
+    /// `time_ms` column) and recommend a setting, with its evidence and a
+    /// snippet to paste into a scenario. Exit status 2: no setting meets
+    /// --max-mistakes-per-hour.
+    Tune(tune::TuneArgs),
     /// List the built-in scenarios and the detector kinds with their keys.
     List,
     /// Measure detector and trace-replay speed (build with --release).
@@ -51,19 +57,21 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let done = |result: Result<(), String>| result.map(|()| ExitCode::SUCCESS);
     let result = match cli.command {
-        None => run::run(&run::RunArgs::default()),
-        Some(Command::Run(args)) => run::run(&args),
-        Some(Command::Replay(args)) => run::replay(&args),
-        Some(Command::Trace(args)) => trace::run(&args),
-        Some(Command::List) => list::run(),
-        Some(Command::Bench(args)) => bench::run(&args),
-        Some(Command::Check(args)) => check::run(&args),
-        Some(Command::Sweep(args)) => sweep::run(&args),
-        Some(Command::Merge(args)) => sweep::merge(&args),
+        None => done(run::run(&run::RunArgs::default())),
+        Some(Command::Run(args)) => done(run::run(&args)),
+        Some(Command::Replay(args)) => done(run::replay(&args)),
+        Some(Command::Trace(args)) => done(trace::run(&args)),
+        Some(Command::Tune(args)) => tune::run(&args),
+        Some(Command::List) => done(list::run()),
+        Some(Command::Bench(args)) => done(bench::run(&args)),
+        Some(Command::Check(args)) => done(check::run(&args)),
+        Some(Command::Sweep(args)) => done(sweep::run(&args)),
+        Some(Command::Merge(args)) => done(sweep::merge(&args)),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => status,
         // The reader went away (`| head`): nothing left to say.
         Err(message) if message == out::CLOSED => ExitCode::SUCCESS,
         Err(message) => {

@@ -78,6 +78,10 @@ use fdlab_protocol::time::NANOS_PER_HOUR;
 use fdlab_protocol::time::NANOS_PER_SEC;
 use fdlab_protocol::{Nanos, Verdict};
 use fdlab_sim::outcome::{DetectorTimeline, FaultRecord, PairOutcome, RunOutcome, Window};
+use fdlab_sim::stats::mean_nanos;
+/// Moved to `fdlab_sim::stats` so that hosts in `sim` (the trace evaluator)
+/// compute percentiles the same way; re-exported here for existing users.
+pub use fdlab_sim::stats::{nearest_rank, DurationStats};
 
 /// The runs of one scenario, in seed order, as the caller ran them.
 #[derive(Clone, Debug, PartialEq)]
@@ -250,47 +254,6 @@ impl RunMetrics {
             None => node.to_string(),
         }
     }
-}
-
-/// Count, mean and nearest-rank percentiles of a list of durations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DurationStats {
-    pub n: usize,
-    /// Exact integer mean, rounded to the nearest nanosecond.
-    pub mean: Nanos,
-    pub p50: Nanos,
-    pub p90: Nanos,
-    pub p99: Nanos,
-    pub max: Nanos,
-}
-
-impl DurationStats {
-    /// `None` when there are no samples.
-    pub fn from_samples(samples: impl IntoIterator<Item = Nanos>) -> Option<DurationStats> {
-        let mut sorted: Vec<Nanos> = samples.into_iter().collect();
-        sorted.sort_unstable();
-        let sum: u128 = sorted.iter().map(|t| u128::from(t.0)).sum();
-        Some(DurationStats {
-            n: sorted.len(),
-            mean: mean_nanos(sum, sorted.len() as u128)?,
-            p50: nearest_rank(&sorted, 50)?,
-            p90: nearest_rank(&sorted, 90)?,
-            p99: nearest_rank(&sorted, 99)?,
-            max: *sorted.last()?,
-        })
-    }
-}
-
-/// The `percent`-th percentile of `sorted` (ascending) by nearest rank: the
-/// value at 1-based rank ⌈percent·n/100⌉, at least 1 and at most n. Integer
-/// arithmetic, so ranks are exact. `None` if `sorted` is empty.
-pub fn nearest_rank(sorted: &[Nanos], percent: u32) -> Option<Nanos> {
-    let n = sorted.len() as u128;
-    if n == 0 {
-        return None;
-    }
-    let rank = (u128::from(percent) * n).div_ceil(100).clamp(1, n);
-    sorted.get(rank as usize - 1).copied()
 }
 
 /// A 95% confidence interval for the mean of per-run values.
@@ -833,14 +796,6 @@ fn measure(spans: &[(u64, u64)]) -> u64 {
     spans
         .iter()
         .fold(0u64, |acc, &(s, e)| acc.saturating_add(e - s))
-}
-
-fn mean_nanos(sum: u128, n: u128) -> Option<Nanos> {
-    if n == 0 {
-        return None;
-    }
-    let mean = (sum + n / 2) / n;
-    Some(Nanos(u64::try_from(mean).unwrap_or(u64::MAX)))
 }
 
 fn mean_f64(samples: &[Nanos]) -> Option<f64> {

@@ -285,6 +285,17 @@ fn rephrase(kind: &str, message: &str, value: &Value) -> String {
 /// shell-hostile quotes (`timeout=3s`). `name` is always a string.
 pub fn parse_detector_arg(arg: &str) -> Result<DetectorSpec, SpecError> {
     let mut root = Table::new();
+    for (key, value) in parse_key_values(arg)? {
+        insert_dotted(&mut root, &key, value)?;
+    }
+    detector_from_table(&root)
+}
+
+/// The `KEY=VALUE,...` items of `arg`, in order, each value typed as
+/// [`parse_detector_arg`] types it; nothing is checked against a kind yet. Used
+/// where keys are given on their own, like `fdlab tune --set`.
+pub fn parse_key_values(arg: &str) -> Result<Vec<(String, Value)>, SpecError> {
+    let mut items = Vec::new();
     for item in arg.split(',') {
         let item = item.trim();
         if item.is_empty() {
@@ -301,9 +312,9 @@ pub fn parse_detector_arg(arg: &str) -> Result<DetectorSpec, SpecError> {
             return Err(SpecError::new(item, "has an empty key; expected KEY=VALUE"));
         }
         let value = parse_arg_value(key, text.trim())?;
-        insert_dotted(&mut root, key, value)?;
+        items.push((key.to_string(), value));
     }
-    detector_from_table(&root)
+    Ok(items)
 }
 
 /// The value of one `--detector` item (see [`parse_detector_arg`]).

@@ -190,7 +190,7 @@ pub(crate) fn is_blank(record: &csv::ByteRecord) -> bool {
 }
 
 /// Text of a field for an error message (lossy: the file may not be UTF-8).
-fn show(field: &[u8]) -> String {
+pub(crate) fn show(field: &[u8]) -> String {
     String::from_utf8_lossy(field).into_owned()
 }
 
@@ -317,7 +317,7 @@ fn read_row(record: &csv::ByteRecord, columns: &Columns) -> Result<TraceEvent, S
 
 /// Decimal milliseconds, exactly, as [`Nanos::parse_millis`] reads them, with
 /// a message that names the column and quotes the text.
-fn parse_millis(column: &str, text: &[u8]) -> Result<Nanos, String> {
+pub(crate) fn parse_millis(column: &str, text: &[u8]) -> Result<Nanos, String> {
     let bad = |why: &str| format!("`{column}` is `{}`: {why}", show(text));
     if text.is_empty() {
         return Err(format!("`{column}` is empty"));

@@ -9,12 +9,17 @@
 //! - [`detector_spec`]: detector specifications, from a scenario's
 //!   `[[detectors]]` table or the `KEY=VALUE,...` argument of
 //!   `fdlab trace --detector`;
-//! - [`events`]: recorded event lists, the CSV input of `fdlab trace`.
+//! - [`events`]: recorded event lists, the CSV input of `fdlab trace`;
+//! - [`heartbeat_trace`]: recorded heartbeat arrivals, the `--trace` input of
+//!   `fdlab tune`;
+//! - [`search_space`]: the parameter grid `fdlab tune` searches per detector kind.
 
 pub mod builtin;
 pub mod detector_spec;
 pub mod events;
+pub mod heartbeat_trace;
 pub mod scenario_file;
+pub mod search_space;
 
 pub use builtin::{builtin, builtin_scenario, builtin_suite};
 pub use detector_spec::{detector_from_table, parse_detector_arg, DetectorSpec, SpecError};

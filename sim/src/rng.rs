@@ -31,6 +31,8 @@ pub enum Purpose {
     Topology = 7,
     /// Phase, latency and loss of one heartbeat stream (a pair and an interval).
     Heartbeat = 9,
+    /// Crash instants drawn to measure detection time on a recorded trace.
+    TraceCuts = 10,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).

@@ -67,11 +67,22 @@ pub fn monitoring_start(events: &[TraceEvent]) -> Nanos {
 
 /// Fires every timer of `detector` due at or before `now`, each at its own instant.
 pub fn fire_due_timers(detector: &mut impl FailureDetector, now: Nanos) {
+    fire_due_timers_observed(detector, now, |_, _| {});
+}
+
+/// [`fire_due_timers`], calling `after_each(instant, verdict)` after each timer
+/// fired, for hosts that keep the verdict timeline between recorded events.
+pub fn fire_due_timers_observed<D: FailureDetector>(
+    detector: &mut D,
+    now: Nanos,
+    mut after_each: impl FnMut(Nanos, Verdict),
+) {
     while let Some(due) = detector.poll_timeout() {
         if due > now {
             break;
         }
         detector.handle_timeout(due);
+        after_each(due, detector.verdict());
         // Detectors make progress on every timer (a property test holds them to
         // it); a host still must not hang on one that does not.
         if detector.poll_timeout() == Some(due) {

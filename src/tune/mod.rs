@@ -1,0 +1,269 @@
+//! `fdlab tune --trace FILE --detector KIND`: searches a detector's parameters
+//! on a recorded heartbeat trace and recommends a setting.
+//!
+//! The trace gives the heartbeat period (its median inter-arrival time), the
+//! grid comes from [`fdlab_scenarios::search_space`], every point is evaluated
+//! by [`fdlab_sim::trace_eval::evaluate`] (mistakes on the trace as recorded,
+//! detection time by cutting it at random instants, after Chen, Toueg &
+//! Aguilera 2002 and Hayashibara et al. 2004), and [`rank`] picks the fastest
+//! point within the mistake bound. Points run in parallel; the result is the
+//! same for any number of threads (each point is independent and the ranking
+//! is a total order).
+//!
+//! Exit status: 0 with a recommendation; 2 when no point meets the constraint
+//! (so a CI job notices), after showing the point with the fewest mistakes;
+//! 1 on bad input, with nothing written.
+
+pub mod rank;
+pub mod render;
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use fdlab_protocol::Nanos;
+use fdlab_reports::atomic::write_file;
+use fdlab_scenarios::detector_spec::parse_key_values;
+use fdlab_scenarios::heartbeat_trace::parse_heartbeat_trace;
+use fdlab_scenarios::search_space::{search_space, Point};
+use fdlab_sim::trace_eval::{evaluate, median_interval, TraceEvalError, TraceEvaluation};
+use rayon::prelude::*;
+
+use rank::{rank, Candidate, Objective};
+
+/// Exit status when no setting meets the mistake constraint.
+pub const EXIT_NO_SETTING: u8 = 2;
+
+/// Default crash instants drawn per setting: enough that the p99 rests on ten
+/// samples.
+pub const DEFAULT_CUTS: usize = 1_000;
+/// Most cuts accepted (memory and time grow with them).
+pub const MAX_CUTS: usize = 1_000_000;
+
+#[derive(Args)]
+pub struct TuneArgs {
+    /// Heartbeat arrivals recorded in a real system: CSV with a `time_ms` column
+    /// (decimal ms; other columns ignored); `-` reads standard input.
+    #[arg(long, value_name = "FILE", required = true)]
+    trace: Option<PathBuf>,
+    /// The detector kind to tune: fixed-timeout, phi-accrual, dataflow-decay or
+    /// two-stage.
+    #[arg(long, value_name = "KIND")]
+    detector: String,
+    /// Most mistakes per hour of trace a setting may make (0: none at all).
+    #[arg(long, value_name = "X", default_value = "0", value_parser = parse_rate)]
+    max_mistakes_per_hour: f64,
+    /// Detection-time figure to minimize.
+    #[arg(long, value_enum, default_value_t = Objective::P99)]
+    objective: Objective,
+    /// Keys to hold fixed instead of searching or deriving them from the trace
+    /// (`acceptable_heartbeat_pause=2s,name=phi-edge`), as in a scenario's
+    /// `[[detectors]]` table.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    set: Option<String>,
+    /// Crash instants drawn per setting to measure detection time.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CUTS)]
+    cuts: usize,
+    /// Seed of the crash instants.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// Worker threads (default: one per core). Results do not depend on it.
+    #[arg(long, value_name = "J")]
+    jobs: Option<usize>,
+    /// Also write every setting with its figures here as CSV (atomically).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!(
+            "`{text}` is not a number of mistakes per hour (0 or more)"
+        )),
+    }
+}
+
+pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
+    // Every argument is checked before the trace is read, the trace before any
+    // evaluation, and nothing is written before everything has run.
+    let Some(trace) = &args.trace else {
+        return Err("--trace: a heartbeat trace is required".into());
+    };
+    let kind = args.detector.trim();
+    if kind == "adaptive-probe" {
+        return Err(format!("--detector: {}", TraceEvalError::NeedsProbes));
+    }
+    search_space(kind, Nanos::from_secs(1)).map_err(|e| format!("--detector: {e}"))?;
+    if !(1..=MAX_CUTS).contains(&args.cuts) {
+        return Err(format!("--cuts: must be between 1 and {MAX_CUTS}"));
+    }
+    let pins = match &args.set {
+        Some(text) => parse_key_values(text).map_err(|e| format!("--set: {e}"))?,
+        None => Vec::new(),
+    };
+    if let Some(out) = &args.out {
+        check_out_dir(out)?;
+    }
+    let pool = crate::simulate::thread_pool(args.jobs)?;
+
+    let name = trace.display().to_string();
+    let arrivals = read_trace(trace)?;
+    let interval = median_interval(&arrivals).ok_or_else(|| format!("{name}: too short"))?;
+    let mut space = search_space(kind, interval).map_err(|e| format!("--detector: {e}"))?;
+    for (key, value) in pins {
+        space.pin(&key, value).map_err(|e| format!("--set: {e}"))?;
+    }
+    let points = space.points();
+    let configs = points
+        .iter()
+        .map(|p| p.spec().map(|s| s.config))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("--set: {e}"))?;
+    if configs.iter().any(|c| c.uses_probes()) {
+        return Err(format!("--set: {}", TraceEvalError::NeedsProbes));
+    }
+
+    let evaluations: Vec<TraceEvaluation> = pool
+        .install(|| {
+            configs
+                .par_iter()
+                .map(|config| evaluate(config, &arrivals, args.cuts, args.seed))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| format!("{name}: {e}"))?;
+    let candidates: Vec<Candidate> = evaluations.iter().map(candidate).collect();
+    let ranking = rank(&candidates, args.objective, args.max_mistakes_per_hour);
+
+    let first = &evaluations[0];
+    let mut report = vec![
+        format!("fdlab tune: {kind} on {name}"),
+        format!(
+            "  trace: {} heartbeats over {}, median interval {}",
+            first.heartbeats,
+            render::duration(first.span),
+            render::duration(interval),
+        ),
+        format!(
+            "  search: {} settings x {} cuts (seed {}); at most {} mistakes per hour; objective: {} detection time",
+            points.len(),
+            args.cuts,
+            args.seed,
+            args.max_mistakes_per_hour,
+            args.objective.name()
+        ),
+        String::new(),
+    ];
+    let status = match ranking.best() {
+        Some(best) => {
+            report.push(format!("recommended: {}", points[best].describe()));
+            report.extend(render::evidence(&candidates[best], "cuts").map(|l| format!("  {l}")));
+            report.push(format!(
+                "  {} of {} settings meet the constraint",
+                ranking.feasible,
+                points.len()
+            ));
+            let runner_ups = render::runner_ups(
+                &points,
+                &candidates,
+                &ranking,
+                args.objective,
+                render::RUNNER_UPS,
+            );
+            if !runner_ups.is_empty() {
+                report.push(String::new());
+                report.push("runner-ups:".into());
+                report.extend(runner_ups.into_iter().map(|l| format!("  {l}")));
+            }
+            report.push(String::new());
+            report.push("paste into a scenario (keys not shown keep their defaults):".into());
+            report.push(snippet(&points[best], kind));
+            ExitCode::SUCCESS
+        }
+        None => {
+            let least = ranking.order[0];
+            report.push(format!(
+                "no setting meets the constraint of at most {} mistakes per hour on this trace; \
+                 the fewest mistakes are made by: {}",
+                args.max_mistakes_per_hour,
+                points[least].describe()
+            ));
+            report.extend(render::evidence(&candidates[least], "cuts").map(|l| format!("  {l}")));
+            report.push(
+                "  raise --max-mistakes-per-hour, or hold keys with --set to search elsewhere"
+                    .into(),
+            );
+            report.push(String::new());
+            report.push("its table (does not meet the constraint):".into());
+            report.push(snippet(&points[least], kind));
+            ExitCode::from(EXIT_NO_SETTING)
+        }
+    };
+
+    if let Some(out) = &args.out {
+        let table = render::points_csv(&points, &candidates, &ranking);
+        write_file(out, table.as_bytes()).map_err(|e| format!("{}: {e}", out.display()))?;
+        report.push(format!("every setting: {}", out.display()));
+    }
+    for line in report {
+        say!("{line}");
+    }
+    if status != ExitCode::SUCCESS {
+        eprintln!(
+            "fdlab tune: no setting meets --max-mistakes-per-hour {} (exit status {EXIT_NO_SETTING})",
+            args.max_mistakes_per_hour
+        );
+    }
+    Ok(status)
+}
+
+/// The ranking's view of one evaluation.
+pub fn candidate(e: &TraceEvaluation) -> Candidate {
+    Candidate {
+        crashes: e.cuts,
+        detection: e.detection,
+        missed: e.missed,
+        mistakes: e.mistakes,
+        mistakes_per_hour: e.mistakes_per_hour,
+        mean_mistake: e.mean_mistake,
+        query_accuracy: e.query_accuracy,
+    }
+}
+
+/// The `[[detectors]]` table of a point, named `KIND-tuned` unless `--set name=`.
+fn snippet(point: &Point, kind: &str) -> String {
+    point
+        .snippet(&format!("{kind}-tuned"))
+        .trim_end()
+        .to_string()
+}
+
+fn read_trace(path: &Path) -> Result<Vec<Nanos>, String> {
+    let name = path.display().to_string();
+    let reader: Box<dyn Read> = if name == "-" {
+        Box::new(io::stdin().lock())
+    } else {
+        Box::new(File::open(path).map_err(|e| format!("{name}: {e}"))?)
+    };
+    parse_heartbeat_trace(&name, BufReader::with_capacity(1 << 16, reader))
+        .map_err(|e| e.to_string())
+}
+
+/// Fails early, before any work, if `--out` cannot be written into.
+fn check_out_dir(out: &Path) -> Result<(), String> {
+    let dir = match out.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(format!(
+            "--out: {}: directory {} does not exist",
+            out.display(),
+            dir.display()
+        ))
+    }
+}
