@@ -436,3 +436,69 @@ fn bad_arguments_are_named() {
         stderr(&out)
     );
 }
+
+/// A mesh whose targets pause now and then for 0.3-1.5 s (to be tolerated)
+/// and where one node crashes (to be detected): a low phi threshold reacts
+/// fast and mistakes the pauses for crashes.
+const PAUSY_SCENARIO: &str = r#"
+description = "a crash, and pauses to tolerate"
+duration = "3m"
+seeds = 4
+
+[topology]
+kind = "mesh"
+nodes = 5
+monitors_per_node = 2
+
+[network]
+latency = { dist = "lognormal", median = "1ms", sigma = 0.5 }
+
+[[detectors]]
+name = "phi"
+kind = "phi-accrual"
+
+[[faults]]
+kind = "crash"
+node = "n1"
+window = ["100s", "150s"]
+
+[[random_faults]]
+kind = "pause"
+rate_per_node_hour = 60
+duration = { dist = "uniform", min = "300ms", max = "1500ms" }
+"#;
+
+#[test]
+fn tunes_on_a_simulated_scenario_within_the_mistake_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("pausy.toml");
+    fs::write(&scenario, PAUSY_SCENARIO).unwrap();
+    let s = scenario.to_str().unwrap();
+    let strict = fdlab(&["tune", s, "--detector", "phi-accrual"]);
+    assert!(strict.status.success(), "{}", stderr(&strict));
+    let text = stdout(&strict);
+    assert!(text.contains("on scenario pausy"), "{text}");
+    assert!(text.contains("crash faults"), "{text}");
+    assert_eq!(mistakes_per_hour(&text), 0.0, "{text}");
+    let snippet = snippet(&text);
+    assert!(snippet.contains("kind = \"phi-accrual\""), "{snippet}");
+    // Allowing mistakes can only make detection faster (or as fast).
+    let lenient = fdlab(&[
+        "tune",
+        s,
+        "--detector",
+        "phi-accrual",
+        "--max-mistakes-per-hour",
+        "1000",
+    ]);
+    assert!(lenient.status.success(), "{}", stderr(&lenient));
+    assert!(p99_ms(&stdout(&lenient)) <= p99_ms(&text));
+    // Same answer on one thread.
+    let one = fdlab(&["tune", s, "--detector", "phi-accrual", "--jobs", "1"]);
+    assert_eq!(stdout(&one), text);
+    // A scenario and a trace at once, or neither: one clear error.
+    let both = fdlab(&["tune", s, "--trace", s, "--detector", "phi-accrual"]);
+    assert!(!both.status.success());
+    let neither = fdlab(&["tune", "--detector", "phi-accrual"]);
+    assert!(!neither.status.success());
+}

@@ -23,9 +23,9 @@ use std::time::Instant;
 
 use clap::Args;
 use fdlab_reports::atomic::{ensure_dir, write_file};
-use fdlab_reports::metrics::run_metrics;
+use fdlab_reports::metrics::{run_metrics, summarize_totals, DetectorSummary, RunTotals};
 use fdlab_sim::engine;
-use fdlab_sim::scenario::Scenario;
+use fdlab_sim::scenario::{DetectorSetup, Scenario};
 use rayon::prelude::*;
 
 use crate::run::resolve;
@@ -260,24 +260,74 @@ pub fn sweep(args: &SweepArgs) -> Result<SweepRun, String> {
     })
 }
 
-/// Simulates one seed with `points` as the scenario's detectors.
+/// Simulates one seed with `setups` as the scenario's detectors, and
+/// returns each one's totals, in order.
+pub fn seed_totals(
+    scenario: &Scenario,
+    setups: Vec<DetectorSetup>,
+    seed: u64,
+) -> Result<Vec<RunTotals>, String> {
+    let mut s = scenario.clone();
+    s.detectors = setups;
+    let (outcome, _) = engine::run(&s, seed, false).map_err(|e| e.to_string())?;
+    Ok(run_metrics(&outcome)
+        .detectors
+        .iter()
+        .map(|d| d.totals())
+        .collect())
+}
+
+/// Every setup's summary over `seeds`, each seed simulated once for all of
+/// them, seeds in parallel on `pool`.
+pub fn simulate_points(
+    scenario: &Scenario,
+    setups: &[DetectorSetup],
+    seeds: &[u64],
+    pool: &rayon::ThreadPool,
+) -> Result<Vec<DetectorSummary>, String> {
+    let mut probe = scenario.clone();
+    probe.detectors = setups.to_vec();
+    probe
+        .validate()
+        .map_err(|e| format!("{} settings together: {e}", setups.len()))?;
+    let bar = progress(seeds.len() as u64, "seeds");
+    let per_seed: Vec<Vec<RunTotals>> = pool.install(|| {
+        seeds
+            .par_iter()
+            .map(|&seed| {
+                let totals = seed_totals(scenario, setups.to_vec(), seed);
+                bar.inc(1);
+                totals
+            })
+            .collect::<Result<_, _>>()
+    })?;
+    bar.finish_and_clear();
+    Ok(setups
+        .iter()
+        .enumerate()
+        .map(|(i, setup)| {
+            let runs: Vec<RunTotals> = per_seed.iter().map(|t| t[i].clone()).collect();
+            summarize_totals(&setup.name, &runs)
+        })
+        .collect())
+}
+
+/// Simulates one seed with `points` of the plan as the scenario's detectors.
 fn run_seed(
     scenario: &Scenario,
     plan: &Plan,
     seed: u64,
     points: &[usize],
 ) -> Result<Vec<Unit>, String> {
-    let mut s = scenario.clone();
-    s.detectors = points.iter().map(|&p| plan.setups[p].clone()).collect();
-    let (outcome, _) = engine::run(&s, seed, false).map_err(|e| e.to_string())?;
-    let metrics = run_metrics(&outcome);
+    let setups = points.iter().map(|&p| plan.setups[p].clone()).collect();
+    let totals = seed_totals(scenario, setups, seed)?;
     Ok(points
         .iter()
-        .zip(&metrics.detectors)
-        .map(|(&point, d)| Unit {
+        .zip(totals)
+        .map(|(&point, totals)| Unit {
             point,
             seed,
-            totals: d.totals(),
+            totals,
         })
         .collect())
 }

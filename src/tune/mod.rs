@@ -1,5 +1,11 @@
-//! `fdlab tune --trace FILE --detector KIND`: searches a detector's parameters
-//! on a recorded heartbeat trace and recommends a setting.
+//! `fdlab tune SCENARIO|--trace FILE --detector KIND`: searches a detector's
+//! parameters on a simulated scenario or on a recorded heartbeat trace, and
+//! recommends a setting.
+//!
+//! On a scenario, every setting of the grid watches the same simulated
+//! traffic (each seed is simulated once with all of them, as in
+//! `fdlab sweep`); detection times are those of the scenario's detect-faults
+//! and mistakes are counted per monitored-pair-hour.
 //!
 //! The trace gives the heartbeat period (its median inter-arrival time), the
 //! grid comes from [`fdlab_scenarios::search_space`], every point is evaluated
@@ -31,6 +37,9 @@ use fdlab_scenarios::search_space::{search_space, Point};
 use fdlab_sim::trace_eval::{evaluate, median_interval, TraceEvalError, TraceEvaluation};
 use rayon::prelude::*;
 
+use fdlab_sim::scenario::DetectorSetup;
+
+use crate::sweep::simulate_points;
 use rank::{rank, Candidate, Objective};
 
 /// Exit status when no setting meets the mistake constraint.
@@ -44,10 +53,20 @@ pub const MAX_CUTS: usize = 1_000_000;
 
 #[derive(Args)]
 pub struct TuneArgs {
+    /// A built-in scenario name or a scenario file to tune on (or --trace).
+    #[arg(
+        value_name = "SCENARIO",
+        required_unless_present = "trace",
+        conflicts_with = "trace"
+    )]
+    scenario: Option<String>,
     /// Heartbeat arrivals recorded in a real system: CSV with a `time_ms` column
     /// (decimal ms; other columns ignored); `-` reads standard input.
-    #[arg(long, value_name = "FILE", required = true)]
+    #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// With SCENARIO: seeds per setting (default: the scenario's `seeds`).
+    #[arg(long, value_name = "N")]
+    seeds: Option<u32>,
     /// The detector kind to tune: fixed-timeout, phi-accrual, dataflow-decay or
     /// two-stage.
     #[arg(long, value_name = "KIND")]
@@ -66,7 +85,7 @@ pub struct TuneArgs {
     /// Crash instants drawn per setting to measure detection time.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CUTS)]
     cuts: usize,
-    /// Seed of the crash instants.
+    /// Seed of the crash instants (--trace), or the first seed (SCENARIO).
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
     /// Worker threads (default: one per core). Results do not depend on it.
@@ -86,20 +105,21 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The evaluated grid: what the ranking and the report need.
+struct Evaluated {
+    /// Lines that say what was searched, before the recommendation.
+    header: Vec<String>,
+    points: Vec<Point>,
+    candidates: Vec<Candidate>,
+    /// What detection times were measured on (`cuts`, `crash faults`).
+    crashes: &'static str,
+}
+
 pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
-    // Every argument is checked before the trace is read, the trace before any
+    // Every argument is checked before the input is read, the input before any
     // evaluation, and nothing is written before everything has run.
-    let Some(trace) = &args.trace else {
-        return Err("--trace: a heartbeat trace is required".into());
-    };
     let kind = args.detector.trim();
-    if kind == "adaptive-probe" {
-        return Err(format!("--detector: {}", TraceEvalError::NeedsProbes));
-    }
     search_space(kind, Nanos::from_secs(1)).map_err(|e| format!("--detector: {e}"))?;
-    if !(1..=MAX_CUTS).contains(&args.cuts) {
-        return Err(format!("--cuts: must be between 1 and {MAX_CUTS}"));
-    }
     let pins = match &args.set {
         Some(text) => parse_key_values(text).map_err(|e| format!("--set: {e}"))?,
         None => Vec::new(),
@@ -108,58 +128,22 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
         check_out_dir(out)?;
     }
     let pool = crate::simulate::thread_pool(args.jobs)?;
-
-    let name = trace.display().to_string();
-    let arrivals = read_trace(trace)?;
-    let interval = median_interval(&arrivals).ok_or_else(|| format!("{name}: too short"))?;
-    let mut space = search_space(kind, interval).map_err(|e| format!("--detector: {e}"))?;
-    for (key, value) in pins {
-        space.pin(&key, value).map_err(|e| format!("--set: {e}"))?;
-    }
-    let points = space.points();
-    let configs = points
-        .iter()
-        .map(|p| p.spec().map(|s| s.config))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("--set: {e}"))?;
-    if configs.iter().any(|c| c.uses_probes()) {
-        return Err(format!("--set: {}", TraceEvalError::NeedsProbes));
-    }
-
-    let evaluations: Vec<TraceEvaluation> = pool
-        .install(|| {
-            configs
-                .par_iter()
-                .map(|config| evaluate(config, &arrivals, args.cuts, args.seed))
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(|e| format!("{name}: {e}"))?;
-    let candidates: Vec<Candidate> = evaluations.iter().map(candidate).collect();
+    let Evaluated {
+        header: mut report,
+        points,
+        candidates,
+        crashes,
+    } = match (&args.scenario, &args.trace) {
+        (Some(scenario), None) => on_scenario(args, scenario, kind, pins, &pool)?,
+        (None, Some(trace)) => on_trace(args, trace, kind, pins, &pool)?,
+        _ => return Err("give a SCENARIO or --trace FILE (one of them)".into()),
+    };
     let ranking = rank(&candidates, args.objective, args.max_mistakes_per_hour);
 
-    let first = &evaluations[0];
-    let mut report = vec![
-        format!("fdlab tune: {kind} on {name}"),
-        format!(
-            "  trace: {} heartbeats over {}, median interval {}",
-            first.heartbeats,
-            render::duration(first.span),
-            render::duration(interval),
-        ),
-        format!(
-            "  search: {} settings x {} cuts (seed {}); at most {} mistakes per hour; objective: {} detection time",
-            points.len(),
-            args.cuts,
-            args.seed,
-            args.max_mistakes_per_hour,
-            args.objective.name()
-        ),
-        String::new(),
-    ];
     let status = match ranking.best() {
         Some(best) => {
             report.push(format!("recommended: {}", points[best].describe()));
-            report.extend(render::evidence(&candidates[best], "cuts").map(|l| format!("  {l}")));
+            report.extend(render::evidence(&candidates[best], crashes).map(|l| format!("  {l}")));
             report.push(format!(
                 "  {} of {} settings meet the constraint",
                 ranking.feasible,
@@ -190,7 +174,7 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
                 args.max_mistakes_per_hour,
                 points[least].describe()
             ));
-            report.extend(render::evidence(&candidates[least], "cuts").map(|l| format!("  {l}")));
+            report.extend(render::evidence(&candidates[least], crashes).map(|l| format!("  {l}")));
             report.push(
                 "  raise --max-mistakes-per-hour, or hold keys with --set to search elsewhere"
                     .into(),
@@ -217,6 +201,147 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
         );
     }
     Ok(status)
+}
+
+/// Builds the grid of `kind` at `interval` with `pins` held.
+fn grid(
+    kind: &str,
+    interval: Nanos,
+    pins: Vec<(String, toml::Value)>,
+) -> Result<(Vec<Point>, Vec<fdlab_protocol::DetectorConfig>), String> {
+    let mut space = search_space(kind, interval).map_err(|e| format!("--detector: {e}"))?;
+    for (key, value) in pins {
+        space.pin(&key, value).map_err(|e| format!("--set: {e}"))?;
+    }
+    let points = space.points();
+    let configs = points
+        .iter()
+        .map(|p| p.spec().map(|s| s.config))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("--set: {e}"))?;
+    Ok((points, configs))
+}
+
+fn on_trace(
+    args: &TuneArgs,
+    trace: &Path,
+    kind: &str,
+    pins: Vec<(String, toml::Value)>,
+    pool: &rayon::ThreadPool,
+) -> Result<Evaluated, String> {
+    if kind == "adaptive-probe" {
+        return Err(format!("--detector: {}", TraceEvalError::NeedsProbes));
+    }
+    if !(1..=MAX_CUTS).contains(&args.cuts) {
+        return Err(format!("--cuts: must be between 1 and {MAX_CUTS}"));
+    }
+    if args.seeds.is_some() {
+        return Err("--seeds: only with a SCENARIO (a trace is cut at --cuts instants)".into());
+    }
+    let name = trace.display().to_string();
+    let arrivals = read_trace(trace)?;
+    let interval = median_interval(&arrivals).ok_or_else(|| format!("{name}: too short"))?;
+    let (points, configs) = grid(kind, interval, pins)?;
+    if configs.iter().any(|c| c.uses_probes()) {
+        return Err(format!("--set: {}", TraceEvalError::NeedsProbes));
+    }
+    let evaluations: Vec<TraceEvaluation> = pool
+        .install(|| {
+            configs
+                .par_iter()
+                .map(|config| evaluate(config, &arrivals, args.cuts, args.seed))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| format!("{name}: {e}"))?;
+    let first = &evaluations[0];
+    let header = vec![
+        format!("fdlab tune: {kind} on {name}"),
+        format!(
+            "  trace: {} heartbeats over {}, median interval {}",
+            first.heartbeats,
+            render::duration(first.span),
+            render::duration(interval),
+        ),
+        format!(
+            "  search: {} settings x {} cuts (seed {}); at most {} mistakes per hour; objective: {} detection time",
+            points.len(),
+            args.cuts,
+            args.seed,
+            args.max_mistakes_per_hour,
+            args.objective.name()
+        ),
+        String::new(),
+    ];
+    Ok(Evaluated {
+        header,
+        points,
+        candidates: evaluations.iter().map(candidate).collect(),
+        crashes: "cuts",
+    })
+}
+
+fn on_scenario(
+    args: &TuneArgs,
+    scenario: &str,
+    kind: &str,
+    pins: Vec<(String, toml::Value)>,
+    pool: &rayon::ThreadPool,
+) -> Result<Evaluated, String> {
+    let scenario = crate::run::resolve(scenario)?;
+    if args.seeds == Some(0) {
+        return Err("--seeds: must be at least 1".into());
+    }
+    // The period to scale the grid by: the scenario's own detector of this
+    // kind if it has one, else the kind's default.
+    let interval = scenario
+        .detectors
+        .iter()
+        .find(|d| d.config.kind() == kind)
+        .and_then(|d| d.config.heartbeat_interval())
+        .unwrap_or(Nanos::from_secs(1));
+    let (points, configs) = grid(kind, interval, pins)?;
+    let setups: Vec<DetectorSetup> = configs
+        .into_iter()
+        .enumerate()
+        .map(|(i, config)| DetectorSetup {
+            name: format!("t{:04}", i + 1),
+            config,
+        })
+        .collect();
+    let seeds = args.seeds.unwrap_or(scenario.seeds);
+    let seed_list: Vec<u64> = (0..u64::from(seeds))
+        .map(|k| args.seed.wrapping_add(k))
+        .collect();
+    let summaries = simulate_points(&scenario, &setups, &seed_list, pool)?;
+    let candidates = summaries
+        .iter()
+        .map(|s| Candidate {
+            crashes: s.detect_windows,
+            detection: s.failed,
+            missed: s.failed_missed,
+            mistakes: s.mistakes,
+            mistakes_per_hour: s.mistake_rate().unwrap_or(0.0),
+            mean_mistake: s.mean_mistake(),
+            query_accuracy: s.query_accuracy().unwrap_or(1.0),
+        })
+        .collect();
+    let header = vec![
+        format!("fdlab tune: {kind} on scenario {}", scenario.name),
+        format!(
+            "  search: {} settings x {seeds} seeds (from seed {}), each seed simulated once for every setting; at most {} mistakes per monitored-pair-hour; objective: {} detection time",
+            points.len(),
+            args.seed,
+            args.max_mistakes_per_hour,
+            args.objective.name()
+        ),
+        String::new(),
+    ];
+    Ok(Evaluated {
+        header,
+        points,
+        candidates,
+        crashes: "crash faults",
+    })
 }
 
 /// The ranking's view of one evaluation.

@@ -1,0 +1,298 @@
+//! End-to-end runs of `fdlab sweep` and `fdlab merge`: shards merge to the
+//! unsharded bytes, a resumed sweep equals an uninterrupted one, bad input
+//! writes nothing.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+fn fdlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fdlab"))
+        .args(args)
+        .output()
+        .expect("runs the fdlab binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Jittery links and short pauses: phi's threshold matters.
+const SCENARIO: &str = r#"
+description = "a crash and tolerated pauses"
+duration = "60s"
+seeds = 4
+
+[topology]
+kind = "mesh"
+nodes = 4
+monitors_per_node = 2
+
+[network]
+latency = { dist = "lognormal", median = "2ms", sigma = 1.0 }
+
+[[detectors]]
+name = "phi"
+kind = "phi-accrual"
+interval = "200ms"
+first_heartbeat_estimate = "200ms"
+acceptable_heartbeat_pause = "0s"
+
+[[faults]]
+kind = "crash"
+node = "n1"
+window = ["30s", "40s"]
+
+[[random_faults]]
+kind = "pause"
+rate_per_node_hour = 120
+duration = { dist = "uniform", min = "100ms", max = "600ms" }
+"#;
+
+const FILES: [&str; 5] = [
+    "sweep.toml",
+    "units.csv",
+    "sweep.csv",
+    "pareto.csv",
+    "tradeoff.svg",
+];
+
+fn setup(dir: &Path) -> String {
+    let path = dir.join("s.toml");
+    fs::write(&path, SCENARIO).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn sweep(scenario: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "sweep",
+        scenario,
+        "--vary",
+        "phi.threshold=1,2,4,8,12",
+        "--vary",
+        "phi.acceptable_heartbeat_pause=0s,200ms",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    fdlab(&args)
+}
+
+fn assert_same_files(a: &Path, b: &Path) {
+    for f in FILES {
+        let (x, y) = (fs::read(a.join(f)).unwrap(), fs::read(b.join(f)).unwrap());
+        assert!(
+            x == y,
+            "{f} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
+
+#[test]
+fn three_shards_merged_equal_the_unsharded_sweep_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = setup(dir.path());
+    let whole = dir.path().join("whole");
+    let out = sweep(&scenario, &whole, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Pareto front"), "{stdout}");
+    let csv = fs::read_to_string(whole.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 11, "a header and 10 points");
+    assert!(csv.starts_with("point,threshold,acceptable_heartbeat_pause,runs,"));
+    assert!(csv.lines().skip(1).any(|l| l.ends_with(",true")));
+    assert!(fs::read_to_string(whole.join("tradeoff.svg"))
+        .unwrap()
+        .contains("data-chart=\"sweep\""));
+
+    let shards: Vec<_> = (0..3)
+        .map(|i| dir.path().join(format!("shard{i}")))
+        .collect();
+    for (i, shard) in shards.iter().enumerate() {
+        let spec = format!("{i}/3");
+        let out = sweep(&scenario, shard, &["--shard", &spec, "--jobs", "1"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            !shard.join("sweep.csv").exists(),
+            "a shard alone has no results"
+        );
+    }
+    // A shard index from the environment, as a Kubernetes Indexed Job gives it.
+    let env_shard = dir.path().join("env-shard");
+    let out = Command::new(env!("CARGO_BIN_EXE_fdlab"))
+        .args(["sweep", &scenario, "--vary", "phi.threshold=1,2,4,8,12"])
+        .args(["--vary", "phi.acceptable_heartbeat_pause=0s,200ms"])
+        .args(["--shard-count", "3", "--out", env_shard.to_str().unwrap()])
+        .env("JOB_COMPLETION_INDEX", "1")
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        fs::read(env_shard.join("units.csv")).unwrap(),
+        fs::read(shards[1].join("units.csv")).unwrap()
+    );
+
+    let merged = dir.path().join("merged");
+    let mut args = vec!["merge"];
+    args.extend(shards.iter().map(|s| s.to_str().unwrap()));
+    args.extend(["--out", merged.to_str().unwrap()]);
+    let out = fdlab(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_files(&whole, &merged);
+
+    // Two of three shards: the missing units are named.
+    let partial = dir.path().join("partial");
+    let out = fdlab(&[
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[2].to_str().unwrap(),
+        "--out",
+        partial.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("missing"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!partial.exists());
+}
+
+#[test]
+fn a_resumed_sweep_equals_an_uninterrupted_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = setup(dir.path());
+    let whole = dir.path().join("whole");
+    assert!(sweep(&scenario, &whole, &[]).status.success());
+
+    // An interrupted sweep: the plan, some finished units in the journal, and
+    // a last line torn by a kill in the middle of a write.
+    let resumed = dir.path().join("resumed");
+    fs::create_dir(&resumed).unwrap();
+    fs::copy(whole.join("sweep.toml"), resumed.join("sweep.toml")).unwrap();
+    let units = fs::read_to_string(whole.join("units.csv")).unwrap();
+    let lines: Vec<&str> = units.lines().collect();
+    let mut journal: String = lines[..12].iter().map(|l| format!("{l}\n")).collect();
+    journal.push_str(&lines[12][..lines[12].len() / 2]);
+    fs::write(resumed.join("journal.csv"), journal).unwrap();
+
+    // Without --resume nothing is touched.
+    let out = sweep(&scenario, &resumed, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--resume"));
+    assert!(resumed.join("journal.csv").exists());
+
+    let out = sweep(&scenario, &resumed, &["--resume"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("11 of 40 units already done"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_same_files(&whole, &resumed);
+    assert!(!resumed.join("journal.csv").exists());
+
+    // Resuming into a directory of another sweep is refused.
+    let out = fdlab(&[
+        "sweep",
+        &scenario,
+        "--vary",
+        "phi.threshold=3,5",
+        "--out",
+        resumed.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("different sweep"));
+    assert_same_files(&whole, &resumed);
+}
+
+#[test]
+fn ctrl_c_keeps_finished_units_and_resume_completes_the_same_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = setup(dir.path());
+    let args = |out: &Path| {
+        vec![
+            "sweep".to_string(),
+            scenario.clone(),
+            "--vary".into(),
+            "phi.threshold=0.5..16:log40".into(),
+            "--seeds".into(),
+            "24".into(),
+            "--jobs".into(),
+            "1".into(),
+            "--out".into(),
+            out.to_str().unwrap().to_string(),
+        ]
+    };
+    let whole = dir.path().join("whole");
+    let out = fdlab(&args(&whole).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let cut = dir.path().join("cut");
+    let child = Command::new(env!("CARGO_BIN_EXE_fdlab"))
+        .args(args(&cut))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    if !out.status.success() {
+        // Interrupted in time: it says so and kept a clean journal.
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("interrupted") && err.contains("--resume"),
+            "{err}"
+        );
+        assert!(cut.join("journal.csv").exists());
+        assert!(!cut.join("sweep.csv").exists());
+    }
+    let mut resume = args(&cut);
+    resume.push("--resume".into());
+    let out = fdlab(&resume.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_files(&whole, &cut);
+}
+
+#[test]
+fn bad_vary_specs_and_keys_are_one_line_errors_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = setup(dir.path());
+    let out_dir = dir.path().join("out");
+    for (vary, needle) in [
+        ("phi.threshold=8..1:1", "empty"),
+        ("phi.thresh=1,2", "thresh"),
+        ("nobody.threshold=1,2", "neither a detector"),
+        ("phi.threshold=1..4", "needs a step"),
+        ("phi.threshold=-1,2", "threshold"),
+        ("phi.threshold", "KEY=SPEC"),
+    ] {
+        let out = fdlab(&[
+            "sweep",
+            &scenario,
+            "--vary",
+            vary,
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{vary}");
+        let err = text(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{vary}: {err}");
+        assert!(err.contains(needle), "{vary}: {err}");
+        assert!(!out_dir.exists(), "{vary}: wrote {}", out_dir.display());
+    }
+    let out = sweep(&scenario, &out_dir, &["--shard", "3/3"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--shard"));
+    let out = fdlab(&["merge", dir.path().join("nothing").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("sweep.toml"));
+}
