@@ -26,7 +26,7 @@ pub struct BenchArgs {
     /// Fewer repetitions and a smaller trace (for a smoke run, not for figures).
     #[arg(long)]
     quick: bool,
-    /// Only these parts: detectors, trace, pipeline, mesh (default: all).
+    /// Only these parts: detectors, trace, pipeline, mesh, sweep (default: all).
     #[arg(long, value_delimiter = ',', value_name = "PART")]
     only: Vec<Part>,
 }
@@ -38,6 +38,7 @@ pub enum Part {
     Trace,
     Pipeline,
     Mesh,
+    Sweep,
 }
 
 /// Repetitions per figure; the median is reported.
@@ -197,10 +198,52 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             sim::measure(&label, &mesh, all)?;
         }
     }
+    if want(Part::Sweep) {
+        sweeps(args.quick)?;
+    }
     match peak_memory_kib() {
         Some(kib) => say!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
         None => say!("\npeak memory: not available on this platform"),
     };
+    Ok(())
+}
+
+/// Sweeps of 1,000 points on the built-in 6-stage pipeline (`pipeline-freeze`,
+/// 2 simulated minutes per seed), every seed simulated once for all points.
+const SWEEP_SCENARIO: &str = "pipeline-freeze";
+const SWEEP_SEEDS: u32 = 20;
+
+fn sweeps(quick: bool) -> Result<(), String> {
+    let scenario = crate::run::resolve(SWEEP_SCENARIO)?;
+    let seeds = if quick { 2 } else { SWEEP_SEEDS };
+    let pool = crate::simulate::thread_pool(None)?;
+    say!(
+        "\nsweeps of 1000 points x {seeds} seeds on {SWEEP_SCENARIO} ({} threads):",
+        pool.current_num_threads()
+    );
+    for vary in [
+        vec!["phi-accrual.threshold=0.5..16:log1000"],
+        vec![
+            "dataflow-decay.decay=0.800..0.999:0.001",
+            "dataflow-decay.suspect_below=0.3,0.4,0.5,0.6,0.7",
+        ],
+    ] {
+        let dims = vary
+            .iter()
+            .map(|v| crate::sweep::vary::parse_vary(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let plan = crate::sweep::plan::plan(&scenario, &dims, 0, 1, 1, seeds)?;
+        let seed_list = plan.file.seed_list();
+        let start = Instant::now();
+        crate::sweep::simulate_points(&scenario, &plan.setups, &seed_list, &pool)?;
+        let wall = start.elapsed().as_secs_f64();
+        say!(
+            "  {:<70} {:>7.2} s = {:>7.0} points x seeds/s",
+            vary.join(" "),
+            wall,
+            (plan.setups.len() * seed_list.len()) as f64 / wall
+        );
+    }
     Ok(())
 }
 
