@@ -45,6 +45,9 @@ pub enum Part {
 const REPETITIONS: usize = 5;
 /// Inputs per repetition.
 const OPS: u64 = 2_000_000;
+/// Runs of the pipeline; the median wall time is reported (a run takes about
+/// a second, short enough for a neighbour's burst to skew one).
+const PIPELINE_REPETITIONS: usize = 5;
 /// Rows of the generated trace.
 const TRACE_ROWS: usize = 1_000_000;
 /// Heartbeat period of the generated inputs.
@@ -180,7 +183,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     let (pipeline_len, mesh_len) = if args.quick {
         (Nanos::from_secs(30), Nanos::from_secs(60))
     } else {
-        (Nanos::from_secs(600), Nanos::from_secs(3600))
+        (Nanos::from_secs(3600), Nanos::from_secs(3600))
     };
     let all = rayon::current_num_threads();
     if want(Part::Pipeline) {
@@ -188,14 +191,15 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             &format!("dataflow 3x2 stages, 5 detectors, {pipeline_len}"),
             &sim::pipeline(pipeline_len),
             1,
+            if args.quick { 1 } else { PIPELINE_REPETITIONS },
         )?;
     }
     if want(Part::Mesh) {
         let mesh = sim::big_mesh(1000, mesh_len);
         let label = format!("mesh 1000 nodes x 10 monitors, 2 detectors, {mesh_len}");
-        sim::measure(&label, &mesh, 1)?;
+        sim::measure(&label, &mesh, 1, 1)?;
         if all > 1 {
-            sim::measure(&label, &mesh, all)?;
+            sim::measure(&label, &mesh, all, 1)?;
         }
     }
     if want(Part::Sweep) {
@@ -465,22 +469,34 @@ pub mod sim {
         )
     }
 
-    /// Runs `scenario` once on `threads` threads and prints its figures.
-    pub fn measure(label: &str, scenario: &Scenario, threads: usize) -> Result<(), String> {
+    /// Runs `scenario` `reps` times on `threads` threads and prints the
+    /// figures of the median run.
+    pub fn measure(
+        label: &str,
+        scenario: &Scenario,
+        threads: usize,
+        reps: usize,
+    ) -> Result<(), String> {
         let parts = part_count(scenario, 1).map_err(|e| e.to_string())?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .map_err(|e| e.to_string())?;
-        let start = Instant::now();
-        let (outcome, _) = pool
-            .install(|| run(scenario, 1, false))
-            .map_err(|e| e.to_string())?;
-        let wall = start.elapsed().as_secs_f64();
-        let per_thread = outcome.events as f64 / wall / 1e6 / threads.min(parts) as f64;
+        let mut walls = Vec::with_capacity(reps);
+        let mut events = 0;
+        for _ in 0..reps.max(1) {
+            let start = Instant::now();
+            let (outcome, _) = pool
+                .install(|| run(scenario, 1, false))
+                .map_err(|e| e.to_string())?;
+            walls.push(start.elapsed().as_secs_f64());
+            events = outcome.events;
+        }
+        let wall = super::median(walls);
+        let per_thread = events as f64 / wall / 1e6 / threads.min(parts) as f64;
         say!(
             "  {label:<52} {parts:>4} parts {threads:>2} thr {:>11} events in {wall:>7.2} s = {:>6.2} M events/s per thread",
-            outcome.events,
+            events,
             per_thread
         );
         Ok(())

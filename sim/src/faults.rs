@@ -6,9 +6,8 @@
 use fdlab_protocol::Nanos;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Exp};
 
-use crate::dist::Sampler;
+use crate::dist::{exponential, Sampler};
 use crate::outcome::{FaultRecord, MustDetect, Window};
 use crate::rng::{Purpose, Streams};
 use crate::scenario::{
@@ -402,15 +401,17 @@ impl Schedule {
         if r.rate_per_node_hour <= 0.0 {
             return;
         }
-        let Ok(gaps) = Exp::new(r.rate_per_node_hour / 3600.0) else {
+        // Mean seconds between faults on one node.
+        let mean_gap_s = 3600.0 / r.rate_per_node_hour;
+        if !mean_gap_s.is_finite() {
             return;
-        };
+        }
         let lengths = r.duration.as_ref().map(Sampler::new);
         for (n, name) in names.iter().enumerate() {
             let mut rng = streams.stream(Purpose::RandomFault, &[i as u64, n as u64]);
             let mut t = 0.0f64;
             loop {
-                t += gaps.sample(&mut rng);
+                t += exponential(&mut rng, mean_gap_s);
                 let start = Nanos::from_nanos_f64(t * 1e9);
                 if start >= end {
                     break;
@@ -541,16 +542,11 @@ impl Schedule {
 /// covering `window`.
 fn bursts(window: Window, burst: Nanos, gap: Nanos, rng: &mut ChaCha8Rng) -> Vec<Window> {
     let mut out = Vec::new();
-    let (Ok(burst_len), Ok(gap_len)) = (
-        Exp::new(1.0 / burst.as_nanos_f64().max(1.0)),
-        Exp::new(1.0 / gap.as_nanos_f64().max(1.0)),
-    ) else {
-        return out;
-    };
+    let (burst_mean, gap_mean) = (burst.as_nanos_f64().max(1.0), gap.as_nanos_f64().max(1.0));
     let mut t = window.start;
     while t < window.end {
-        t = t + Nanos::from_nanos_f64(gap_len.sample(rng));
-        let b_end = (t + Nanos::from_nanos_f64(burst_len.sample(rng))).min(window.end);
+        t = t + Nanos::from_nanos_f64(exponential(rng, gap_mean));
+        let b_end = (t + Nanos::from_nanos_f64(exponential(rng, burst_mean))).min(window.end);
         if t < b_end {
             out.push(Window {
                 start: t,
