@@ -77,77 +77,126 @@ struct Columns {
 ///
 /// Blank lines and lines starting with `#` are skipped; whitespace around fields
 /// is ignored. Zero events (a header alone) is a valid, empty trace.
-pub fn parse_events(file: &str, mut reader: impl Read) -> Result<Vec<TraceEvent>, EventsError> {
-    let error = |line: Option<u64>, problem: String| EventsError {
-        file: file.to_string(),
-        line,
-        problem,
-    };
-    // The whole input is kept in memory (a few bytes per event, less than the
-    // events themselves) because the csv crate's line numbers are wrong after
-    // blank, comment and CRLF lines; errors recount them from the bytes.
-    let mut data = Vec::new();
-    reader
-        .read_to_end(&mut data)
-        .map_err(|e| error(None, format!("cannot read: {e}")))?;
-    let data = data.as_slice();
-    let line_at = |byte: u64| Some(line_of_record(data, byte));
-    let mut csv = csv::ReaderBuilder::new()
-        // The header is read by hand, to report its problems our way.
-        .has_headers(false)
-        // Ragged rows get a message in the file's terms, not csv's.
-        .flexible(true)
-        .comment(Some(b'#'))
-        .from_reader(data);
-    let mut record = csv::ByteRecord::new();
-    let read_error = |e: csv::Error| {
-        error(
-            e.position().and_then(|p| line_at(p.byte())),
-            format!("malformed CSV: {e}"),
-        )
-    };
+pub fn parse_events(file: &str, reader: impl Read) -> Result<Vec<TraceEvent>, EventsError> {
+    let input = CsvInput::read(file, reader)?;
+    let mut events = Vec::new();
+    let mut previous = None;
+    input.rows(
+        &format!("empty file; expected a header row naming the columns {TIME}, {EVENT} and optionally {ARG}"),
+        read_header,
+        |columns, record, at| {
+            let event = read_row(record, columns).map_err(|p| input.error(Some(at), p))?;
+            input.in_order(&mut previous, event.time, at, "row")?;
+            events.push(event);
+            Ok(())
+        },
+    )?;
+    Ok(events)
+}
 
-    let mut header_at = None;
-    while csv.read_byte_record(&mut record).map_err(read_error)? {
-        if !is_blank(&record) {
-            header_at = Some(byte_of(&record));
-            break;
+/// A CSV input read whole, whose errors name the file and the line.
+///
+/// The whole input is kept in memory (a few bytes per row, less than what is
+/// parsed from it) because the csv crate's line numbers are wrong after
+/// blank, comment and CRLF lines; errors recount them from the bytes.
+pub(crate) struct CsvInput {
+    file: String,
+    data: Vec<u8>,
+}
+
+impl CsvInput {
+    pub(crate) fn read(file: &str, mut reader: impl Read) -> Result<CsvInput, EventsError> {
+        let mut input = CsvInput {
+            file: file.to_string(),
+            data: Vec::new(),
+        };
+        reader
+            .read_to_end(&mut input.data)
+            .map_err(|e| input.error(None, format!("cannot read: {e}")))?;
+        Ok(input)
+    }
+
+    /// An error at the record read from byte `at` (see [`byte_of`]), or about
+    /// the whole file.
+    pub(crate) fn error(&self, at: Option<u64>, problem: String) -> EventsError {
+        EventsError {
+            file: self.file.clone(),
+            line: at.map(|byte| self.line(byte)),
+            problem,
         }
     }
-    let Some(header_at) = header_at else {
-        return Err(error(
-            None,
-            format!("empty file; expected a header row naming the columns {TIME}, {EVENT} and optionally {ARG}"),
-        ));
-    };
-    let columns = read_header(&record).map_err(|p| error(line_at(header_at), p))?;
 
-    let mut events = Vec::new();
-    // The previous row's time and position, for the ordering check.
-    let mut previous: Option<(Nanos, u64)> = None;
-    while csv.read_byte_record(&mut record).map_err(read_error)? {
-        if is_blank(&record) {
-            continue;
+    pub(crate) fn line(&self, at: u64) -> u64 {
+        line_of_record(&self.data, at)
+    }
+
+    /// Hands the first non-blank row to `header` (`empty` is the error when
+    /// there is none), then every later non-blank row, with its position, to
+    /// `row`. Lines starting with `#` are comments; fields may be ragged (the
+    /// callers say so in the file's terms).
+    pub(crate) fn rows<H>(
+        &self,
+        empty: &str,
+        header: impl FnOnce(&csv::ByteRecord) -> Result<H, String>,
+        mut row: impl FnMut(&H, &csv::ByteRecord, u64) -> Result<(), EventsError>,
+    ) -> Result<H, EventsError> {
+        let mut csv = csv::ReaderBuilder::new()
+            // The header is read by hand, to report its problems our way.
+            .has_headers(false)
+            .flexible(true)
+            .comment(Some(b'#'))
+            .from_reader(self.data.as_slice());
+        let mut record = csv::ByteRecord::new();
+        let read_error = |e: csv::Error| {
+            self.error(
+                e.position().map(|p| p.byte()),
+                format!("malformed CSV: {e}"),
+            )
+        };
+        let mut header_at = None;
+        while csv.read_byte_record(&mut record).map_err(read_error)? {
+            if !is_blank(&record) {
+                header_at = Some(byte_of(&record));
+                break;
+            }
         }
-        let at = byte_of(&record);
-        let event = read_row(&record, &columns).map_err(|p| error(line_at(at), p))?;
-        if let Some((before, before_at)) = previous {
-            if event.time < before {
-                return Err(error(
-                    line_at(at),
+        let Some(header_at) = header_at else {
+            return Err(self.error(None, empty.to_string()));
+        };
+        let columns = header(&record).map_err(|p| self.error(Some(header_at), p))?;
+        while csv.read_byte_record(&mut record).map_err(read_error)? {
+            if !is_blank(&record) {
+                row(&columns, &record, byte_of(&record))?;
+            }
+        }
+        Ok(columns)
+    }
+
+    /// Checks that `time` (of the `what` at byte `at`) is not before the
+    /// previous one's, and makes it the previous one.
+    pub(crate) fn in_order(
+        &self,
+        previous: &mut Option<(Nanos, u64)>,
+        time: Nanos,
+        at: u64,
+        what: &str,
+    ) -> Result<(), EventsError> {
+        if let Some((before, before_at)) = *previous {
+            if time < before {
+                return Err(self.error(
+                    Some(at),
                     format!(
-                        "time {} ms is before the previous row's {} ms (line {}); rows must be in time order",
-                        millis(event.time),
+                        "time {} ms is before the previous {what}'s {} ms (line {}); rows must be in time order",
+                        millis(time),
                         millis(before),
-                        line_of_record(data, before_at),
+                        self.line(before_at),
                     ),
                 ));
             }
         }
-        previous = Some((event.time, at));
-        events.push(event);
+        *previous = Some((time, at));
+        Ok(())
     }
-    Ok(events)
 }
 
 /// Where the csv reader stood before reading `record`: the end of the previous

@@ -22,7 +22,7 @@ use std::io::Read;
 
 use fdlab_protocol::Nanos;
 
-use crate::events::{byte_of, is_blank, line_of_record, parse_millis, show, EventsError};
+use crate::events::{parse_millis, show, CsvInput, EventsError};
 
 /// Fewest heartbeats a trace must hold to tune anything on it: phi accrual
 /// alone needs a few intervals before its statistics mean anything.
@@ -39,89 +39,38 @@ pub type HeartbeatTraceError = EventsError;
 /// input in errors.
 pub fn parse_heartbeat_trace(
     file: &str,
-    mut reader: impl Read,
+    reader: impl Read,
 ) -> Result<Vec<Nanos>, HeartbeatTraceError> {
-    let error = |line: Option<u64>, problem: String| EventsError {
-        file: file.to_string(),
-        line,
-        problem,
-    };
-    // Kept whole in memory so that errors can recount lines exactly (see
-    // `events::line_of_record`); a few bytes per heartbeat.
-    let mut data = Vec::new();
-    reader
-        .read_to_end(&mut data)
-        .map_err(|e| error(None, format!("cannot read: {e}")))?;
-    let data = data.as_slice();
-    let line_at = |byte: u64| Some(line_of_record(data, byte));
-    let mut csv = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .comment(Some(b'#'))
-        .from_reader(data);
-    let mut record = csv::ByteRecord::new();
-    let read_error = |e: csv::Error| {
-        error(
-            e.position().and_then(|p| line_at(p.byte())),
-            format!("malformed CSV: {e}"),
-        )
-    };
-
-    let mut header_at = None;
-    while csv.read_byte_record(&mut record).map_err(read_error)? {
-        if !is_blank(&record) {
-            header_at = Some(byte_of(&record));
-            break;
-        }
-    }
-    let Some(header_at) = header_at else {
-        return Err(error(
-            None,
-            format!("empty file; expected a header row naming a `{TIME}` column, then one row per heartbeat"),
-        ));
-    };
-    let (columns, time, event) = read_header(&record).map_err(|p| error(line_at(header_at), p))?;
-
+    let input = CsvInput::read(file, reader)?;
     let mut arrivals = Vec::new();
-    let mut previous: Option<(Nanos, u64)> = None;
-    while csv.read_byte_record(&mut record).map_err(read_error)? {
-        if is_blank(&record) {
-            continue;
-        }
-        let at = byte_of(&record);
-        if record.len() != columns {
-            return Err(error(
-                line_at(at),
-                format!(
-                    "row has {} field{}, the header has {columns}",
-                    record.len(),
-                    if record.len() == 1 { "" } else { "s" },
-                ),
-            ));
-        }
-        let field = |i: usize| record.get(i).unwrap_or_default().trim_ascii();
-        if event.is_some_and(|e| field(e) != HEARTBEAT) {
-            continue;
-        }
-        let arrival = parse_millis(TIME, field(time)).map_err(|p| error(line_at(at), p))?;
-        if let Some((before, before_at)) = previous {
-            if arrival < before {
-                return Err(error(
-                    line_at(at),
+    let mut previous = None;
+    input.rows(
+        &format!("empty file; expected a header row naming a `{TIME}` column, then one row per heartbeat"),
+        read_header,
+        |&(columns, time, event), record, at| {
+            if record.len() != columns {
+                return Err(input.error(
+                    Some(at),
                     format!(
-                        "time {} ms is before the previous heartbeat's {} ms (line {}); rows must be in time order",
-                        millis(arrival),
-                        millis(before),
-                        line_of_record(data, before_at),
+                        "row has {} field{}, the header has {columns}",
+                        record.len(),
+                        if record.len() == 1 { "" } else { "s" },
                     ),
                 ));
             }
-        }
-        previous = Some((arrival, at));
-        arrivals.push(arrival);
-    }
+            let field = |i: usize| record.get(i).unwrap_or_default().trim_ascii();
+            if event.is_some_and(|e| field(e) != HEARTBEAT) {
+                return Ok(());
+            }
+            let arrival =
+                parse_millis(TIME, field(time)).map_err(|p| input.error(Some(at), p))?;
+            input.in_order(&mut previous, arrival, at, "heartbeat")?;
+            arrivals.push(arrival);
+            Ok(())
+        },
+    )?;
     if arrivals.len() < MIN_HEARTBEATS {
-        return Err(error(
+        return Err(input.error(
             None,
             format!(
                 "only {} heartbeat{}; a trace needs at least {MIN_HEARTBEATS} to tune a detector on",
@@ -131,7 +80,7 @@ pub fn parse_heartbeat_trace(
         ));
     }
     if arrivals.first() == arrivals.last() {
-        return Err(error(
+        return Err(input.error(
             None,
             "every heartbeat has the same time; a trace must span some time".to_string(),
         ));
@@ -169,12 +118,6 @@ fn read_header(record: &csv::ByteRecord) -> Result<(usize, usize, Option<usize>)
         ));
     };
     Ok((record.len(), time, event))
-}
-
-fn millis(n: Nanos) -> String {
-    let mut out = String::new();
-    n.fmt_millis(&mut out);
-    out
 }
 
 #[cfg(test)]
