@@ -249,17 +249,38 @@ fn millis(n: Nanos) -> String {
     out
 }
 
+/// A header's column names with their indices, trimmed; a spreadsheet's UTF-8
+/// byte-order mark before the first is dropped.
+pub(crate) fn header_names(record: &csv::ByteRecord) -> impl Iterator<Item = (usize, &[u8])> {
+    record.iter().enumerate().map(|(index, field)| {
+        let name = field.trim_ascii();
+        let name = if index == 0 {
+            name.strip_prefix(b"\xEF\xBB\xBF")
+                .unwrap_or(name)
+                .trim_ascii()
+        } else {
+            name
+        };
+        (index, name)
+    })
+}
+
+/// Records where column `name` is, unless it was already found.
+pub(crate) fn take_column(
+    slot: &mut Option<usize>,
+    index: usize,
+    name: &[u8],
+) -> Result<(), String> {
+    if slot.is_some() {
+        return Err(format!("column `{}` appears twice", show(name)));
+    }
+    *slot = Some(index);
+    Ok(())
+}
+
 fn read_header(record: &csv::ByteRecord) -> Result<Columns, String> {
     let (mut time, mut event, mut arg) = (None, None, None);
-    for (index, field) in record.iter().enumerate() {
-        let mut name = field.trim_ascii();
-        if index == 0 {
-            // Spreadsheet exports often start with a UTF-8 byte-order mark.
-            name = name
-                .strip_prefix(b"\xEF\xBB\xBF")
-                .unwrap_or(name)
-                .trim_ascii();
-        }
+    for (index, name) in header_names(record) {
         let slot = match name {
             b"time_ms" => &mut time,
             b"event" => &mut event,
@@ -277,10 +298,7 @@ fn read_header(record: &csv::ByteRecord) -> Result<Columns, String> {
                 ))
             }
         };
-        if slot.is_some() {
-            return Err(format!("column `{}` appears twice", show(name)));
-        }
-        *slot = Some(index);
+        take_column(slot, index, name)?;
     }
     let Some(time) = time else {
         return Err(format!("missing column `{TIME}`"));

@@ -22,7 +22,7 @@ use std::io::Read;
 
 use fdlab_protocol::Nanos;
 
-use crate::events::{parse_millis, show, CsvInput, EventsError};
+use crate::events::{header_names, parse_millis, show, take_column, CsvInput, EventsError};
 
 /// Fewest heartbeats a trace must hold to tune anything on it: phi accrual
 /// alone needs a few intervals before its statistics mean anything.
@@ -91,24 +91,13 @@ pub fn parse_heartbeat_trace(
 /// The number of columns, the `time_ms` column and the `event` column if any.
 fn read_header(record: &csv::ByteRecord) -> Result<(usize, usize, Option<usize>), String> {
     let (mut time, mut event) = (None, None);
-    for (index, field) in record.iter().enumerate() {
-        let mut name = field.trim_ascii();
-        if index == 0 {
-            // Spreadsheet exports often start with a UTF-8 byte-order mark.
-            name = name
-                .strip_prefix(b"\xEF\xBB\xBF")
-                .unwrap_or(name)
-                .trim_ascii();
-        }
+    for (index, name) in header_names(record) {
         let slot = match name {
             b"time_ms" => &mut time,
             b"event" => &mut event,
             _ => continue,
         };
-        if slot.is_some() {
-            return Err(format!("column `{}` appears twice", show(name)));
-        }
-        *slot = Some(index);
+        take_column(slot, index, name)?;
     }
     let Some(time) = time else {
         let first = record.get(0).map(show).unwrap_or_default();
