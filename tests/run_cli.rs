@@ -257,7 +257,7 @@ fn a_replay_digest_is_the_same_on_every_machine() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout)
-            .contains("add27b0591b3644dac90f7a824e1359d250e7142db59011383866b10f2efbc4c"),
+            .contains("61a2f222828eb2872ad344cde94e55e7c7ee3052cd05e0fc3c6736ffaf75e775"),
         "{}",
         text(&out.stdout)
     );

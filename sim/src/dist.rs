@@ -7,9 +7,9 @@
 //! change a run. `rand_distr` would pick `std`'s functions as soon as any crate
 //! of the build enables `num-traits/std` (plotters does), so the samplers
 //! below draw their uniforms from the ChaCha stream and do the rest with
-//! `libm`: a standard normal by Marsaglia's polar method (Marsaglia & Bray,
-//! "A convenient method for generating normal variables", SIAM Review 1964),
-//! a log-normal as its exponential, a Pareto by inverting its CDF.
+//! `libm`: a standard normal by inverting its CDF with Wichura's AS 241, a
+//! log-normal as its exponential, a Pareto and an exponential by inverting
+//! their CDFs.
 
 use fdlab_protocol::Nanos;
 use rand::RngExt;
@@ -40,17 +40,120 @@ pub enum Sampler {
     Empirical(Vec<Nanos>),
 }
 
-/// A standard normal draw (Marsaglia's polar method; only `sqrt`, which IEEE
-/// 754 rounds exactly, and `libm::log`).
-pub fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
-    loop {
-        let u = 2.0 * rng.random::<f64>() - 1.0;
-        let v = 2.0 * rng.random::<f64>() - 1.0;
-        let s = u * u + v * v;
-        if s > 0.0 && s < 1.0 {
-            return u * (-2.0 * libm::log(s) / s).sqrt();
-        }
+/// Wichura's AS 241 (PPND16) coefficients, highest degree first, for
+/// [`normal_quantile`]: `|p - 1/2| <= 0.425`, ...
+#[allow(clippy::excessive_precision)] // the paper's digits, rounded by the compiler
+const AS241_A: [f64; 8] = [
+    2.509_080_928_730_122_672_7e3,
+    3.343_057_558_358_812_810_5e4,
+    6.726_577_092_700_870_085_3e4,
+    4.592_195_393_154_987_145_7e4,
+    1.373_169_376_550_946_112_5e4,
+    1.971_590_950_306_551_442_7e3,
+    1.331_416_678_917_843_774_5e2,
+    3.387_132_872_796_366_608_0,
+];
+#[allow(clippy::excessive_precision)] // the paper's digits, rounded by the compiler
+const AS241_B: [f64; 8] = [
+    5.226_495_278_852_854_561_0e3,
+    2.872_908_573_572_194_267_4e4,
+    3.930_789_580_009_271_061_0e4,
+    2.121_379_430_158_659_586_7e4,
+    5.394_196_021_424_751_107_7e3,
+    6.871_870_074_920_579_083_0e2,
+    4.231_333_070_160_091_125_2e1,
+    1.0,
+];
+/// ... a tail with `sqrt(-ln(min(p, 1-p))) <= 5`, ...
+#[allow(clippy::excessive_precision)] // the paper's digits, rounded by the compiler
+const AS241_C: [f64; 8] = [
+    7.745_450_142_783_414_076_4e-4,
+    2.272_384_498_926_918_458_33e-2,
+    2.417_807_251_774_506_117_7e-1,
+    1.270_458_252_452_368_382_58,
+    3.647_848_324_763_204_605_04,
+    5.769_497_221_460_691_405_5,
+    4.630_337_846_156_545_295_9,
+    1.423_437_110_749_683_577_34,
+];
+#[allow(clippy::excessive_precision)] // the paper's digits, rounded by the compiler
+const AS241_D: [f64; 8] = [
+    1.050_750_071_644_416_843_24e-9,
+    5.475_938_084_995_344_946e-4,
+    1.519_866_656_361_645_719_66e-2,
+    1.481_039_764_274_800_745_9e-1,
+    6.897_673_349_851_000_045_5e-1,
+    1.676_384_830_183_803_849_4,
+    2.053_191_626_637_758_821_87,
+    1.0,
+];
+/// ... and the far tail.
+#[allow(clippy::excessive_precision)] // the paper's digits, rounded by the compiler
+const AS241_E: [f64; 8] = [
+    2.010_334_399_292_288_132_65e-7,
+    2.711_555_568_743_487_578_15e-5,
+    1.242_660_947_388_078_438_6e-3,
+    2.653_218_952_657_612_309_3e-2,
+    2.965_605_718_285_048_912_3e-1,
+    1.784_826_539_917_291_335_8,
+    5.463_784_911_164_114_369_9,
+    6.657_904_643_501_103_777_2,
+];
+#[allow(clippy::excessive_precision)] // the paper's digits, rounded by the compiler
+const AS241_F: [f64; 8] = [
+    2.044_263_103_389_939_785_64e-15,
+    1.421_511_758_316_445_888_7e-7,
+    1.846_318_317_510_054_681_8e-5,
+    7.868_691_311_456_132_591e-4,
+    1.487_536_129_085_061_485_25e-2,
+    1.369_298_809_227_358_053_1e-1,
+    5.998_322_065_558_879_376_9e-1,
+    1.0,
+];
+
+/// Horner's rule over coefficients highest degree first (plain multiply
+/// and add: Rust never fuses them, so every platform rounds alike).
+fn horner(coefficients: &[f64; 8], x: f64) -> f64 {
+    coefficients.iter().fold(0.0, |acc, &c| acc * x + c)
+}
+
+/// The standard normal quantile of `p` in (0, 1), to about 1e-16 relative
+/// (Wichura, "Algorithm AS 241: The percentage points of the normal
+/// distribution", Applied Statistics 37(3), 1988): rational functions, and
+/// `libm::log` with an exactly rounded `sqrt` in the tails.
+pub fn normal_quantile(p: f64) -> f64 {
+    let q = p - 0.5;
+    if q.abs() <= 0.425 {
+        let r = 0.180_625 - q * q;
+        return q * horner(&AS241_A, r) / horner(&AS241_B, r);
     }
+    let tail = if q < 0.0 { p } else { 1.0 - p };
+    let r = (-libm::log(tail)).sqrt();
+    let z = if r <= 5.0 {
+        let r = r - 1.6;
+        horner(&AS241_C, r) / horner(&AS241_D, r)
+    } else {
+        let r = r - 5.0;
+        horner(&AS241_E, r) / horner(&AS241_F, r)
+    };
+    if q < 0.0 {
+        -z
+    } else {
+        z
+    }
+}
+
+/// A uniform draw in the open interval (0, 1): 53 random bits, centred in
+/// their step, so neither end (whose quantile is infinite) can come out.
+fn open_unit(rng: &mut ChaCha8Rng) -> f64 {
+    const STEP: f64 = 1.0 / (1u64 << 53) as f64;
+    ((rng.random::<u64>() >> 11) as f64 + 0.5) * STEP
+}
+
+/// A standard normal draw: the quantile of one uniform draw (one random
+/// number per draw, no rejection, and only IEEE arithmetic and `libm`).
+pub fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
+    normal_quantile(open_unit(rng))
 }
 
 /// An exponential draw of mean `mean` (inverse CDF with `libm::log`; `u` in
@@ -141,6 +244,24 @@ impl Sampler {
 mod tests {
     use super::*;
     use crate::rng::{Purpose, Streams};
+
+    #[test]
+    fn the_normal_quantile_matches_known_points() {
+        for (p, z) in [
+            (0.5, 0.0),
+            (0.975, 1.959_963_984_540_054),
+            (0.025, -1.959_963_984_540_054),
+            (0.841_344_746_068_542_9, 1.0),
+            (1e-10, -6.361_340_902_404_056),
+            (0.999, 3.090_232_306_167_813_5),
+        ] {
+            let got = normal_quantile(p);
+            assert!(
+                (got - z).abs() <= 1e-12 * z.abs().max(1.0),
+                "{p}: {got} != {z}"
+            );
+        }
+    }
 
     #[test]
     fn samples_have_their_distribution_s_moments() {
