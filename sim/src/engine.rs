@@ -143,9 +143,25 @@ struct Slot {
     verdict: Verdict,
     timer_at: Option<Nanos>,
     timer_gen: u32,
+    /// The detector's next deadline in true time, as `after_input` last
+    /// computed it: a timer that fires early re-arms there without asking
+    /// the detector again (nothing reaches a detector but through
+    /// `after_input`, except a stall, which forgets it).
+    deadline: Deadline,
     /// Liveness messages and bytes sent for it (copied to its timeline at the end).
     messages: u64,
     bytes: u64,
+}
+
+/// A slot's next deadline, as last computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Deadline {
+    /// Not known: ask the detector.
+    Unknown,
+    /// `poll_timeout` said none.
+    Never,
+    /// True time.
+    At(Nanos),
 }
 
 /// The heartbeats one target sends one monitor at one interval, for every
@@ -344,6 +360,7 @@ impl<'a> Simulation<'a> {
                     verdict: Verdict::Alive,
                     timer_at: None,
                     timer_gen: 0,
+                    deadline: Deadline::Unknown,
                     messages: 0,
                     bytes: 0,
                 });
@@ -811,9 +828,11 @@ impl<'a> Simulation<'a> {
         }
         self.record(slot);
         let Some(local_due) = self.detectors[slot as usize].poll_timeout() else {
+            self.slots[slot as usize].deadline = Deadline::Never;
             return;
         };
         let due = self.nodes[m as usize].clock.true_at(local_due, self.now);
+        self.slots[slot as usize].deadline = Deadline::At(due);
         self.arm(slot, due);
     }
 
@@ -842,20 +861,26 @@ impl<'a> Simulation<'a> {
             return;
         }
         let (m, _) = self.pair(slot);
-        let local = self.local(m);
         self.slots[slot as usize].timer_at = None;
-        let detector = &mut self.detectors[slot as usize];
-        match detector.poll_timeout() {
-            Some(due) if due <= local => {
-                detector.handle_timeout(local);
+        // The deadline in true time: `true_at` gave the first instant whose
+        // local time reaches the detector's, so it is due exactly when `now`
+        // has reached it (the clock has not changed since: a change re-arms).
+        let due = match self.slots[slot as usize].deadline {
+            Deadline::At(due) => Some(due),
+            Deadline::Never => None,
+            Deadline::Unknown => self.detectors[slot as usize]
+                .poll_timeout()
+                .map(|local_due| self.nodes[m as usize].clock.true_at(local_due, self.now)),
+        };
+        match due {
+            Some(due) if due <= self.now => {
+                let local = self.local(m);
+                self.detectors[slot as usize].handle_timeout(local);
                 self.after_input(slot);
             }
             // Fired early (inputs since pushed the deadline back): re-arm at the
             // new deadline; nothing else can have changed.
-            Some(due) => {
-                let at = self.nodes[m as usize].clock.true_at(due, self.now);
-                self.arm(slot, at);
-            }
+            Some(due) => self.arm(slot, due),
             None => {}
         }
     }
@@ -1013,6 +1038,7 @@ impl<'a> Simulation<'a> {
         for i in 0..self.by_monitor[node as usize].len() {
             let slot = self.by_monitor[node as usize][i];
             self.detectors[slot as usize].handle_local_stall(local, stall);
+            self.slots[slot as usize].deadline = Deadline::Unknown;
             self.record(slot);
         }
         let backlog = std::mem::take(&mut self.nodes[node as usize].backlog);
