@@ -158,7 +158,9 @@ impl<A: Clone + PartialEq> Node<A> {
                 return Ok(());
             }
             self.fire_due(net, now).await;
-            let wake = self.next_wake().min(until);
+            // Everything due at `now` was handled; a detector that still asks
+            // for `now` must not make the loop spin without time passing.
+            let wake = self.next_wake().max(now + Nanos(1)).min(until);
             let arrived = {
                 let mut sleep = pin!(clock.sleep_until(wake));
                 std::future::poll_fn(|cx| {

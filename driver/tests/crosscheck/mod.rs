@@ -209,6 +209,7 @@ pub fn measure(spec: &Spec, timeline: &[(Nanos, Verdict)]) -> Measure {
 /// The seeds to run: `MADSIM_TEST_SEED` (first; default 1) and
 /// `MADSIM_TEST_NUM` (count; default 100), the variables `#[madsim::test]`
 /// reads, but with a fixed default first seed so that CI is reproducible.
+/// At least 10 runs: fewer cannot say anything about a distribution.
 pub fn seeds() -> std::ops::Range<u64> {
     let var = |name: &str, default: u64| {
         std::env::var(name)
