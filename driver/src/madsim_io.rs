@@ -1,11 +1,15 @@
 //! [`Transport`] and [`Clock`] over madsim 0.2.34 (only under `--cfg madsim`).
 //!
 //! madsim's `net::Endpoint` is a tagged datagram socket: `send_to` sleeps a
-//! random 0–5 µs, then the packet is dropped with `Config.net.packet_loss_rate`
-//! or if either end is clogged, else delivered after a latency drawn
-//! uniformly from `Config.net.send_latency` (default 1–10 ms); see
-//! `madsim/src/sim/net/mod.rs` (`rand_delay`, `send`) and `network.rs`
-//! (`test_link`). Time is virtual: `std::time::Instant` is madsim's clock.
+//! random 0–5 µs, which madsim's `sleep` floors at 1 ms; then the packet is
+//! dropped with `Config.net.packet_loss_rate` or if either end is clogged,
+//! else delivered after a latency drawn uniformly from
+//! `Config.net.send_latency` (default 1–10 ms); `recv_from` sleeps 1 ms again
+//! after taking a datagram from the mailbox. See `madsim/src/sim/net/mod.rs`
+//! (`rand_delay`, `send`), `network.rs` (`test_link`), `endpoint.rs`
+//! (`recv_from_raw`) and `time/mod.rs` (`sleep_until`). A receive dropped
+//! during that last sleep loses its datagram: `Node::run` never drops one.
+//! Time is virtual: `std::time::Instant` reads madsim's clock.
 
 use std::io;
 use std::net::SocketAddr;

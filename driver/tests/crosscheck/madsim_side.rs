@@ -1,6 +1,7 @@
-//! The scenario in madsim 0.2.34: a monitor node and a target node, each
-//! running `fdlab_driver::Node` over `MadsimTransport`/`MadsimClock`, and the
-//! supervisor (the `block_on` task) injecting the fault at its instant.
+//! The scenario in madsim 0.2.34: a monitor node and a target node per
+//! heartbeat interval, each running `fdlab_driver::Node` over
+//! `MadsimTransport`/`MadsimClock`, and the supervisor (the `block_on` task)
+//! injecting the fault into every target at its instant.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

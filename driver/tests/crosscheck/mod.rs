@@ -4,7 +4,8 @@
 //! detection time, recovery time and mistakes are compared.
 //!
 //! Equivalence of the two set-ups:
-//! - Two nodes; the target sends heartbeats to the monitor at each detector's
+//! - A monitor and a target (on the madsim side, one pair per heartbeat
+//!   interval, see below); the target sends heartbeats to the monitor at each detector's
 //!   interval, the first after a phase drawn uniformly from `[0, interval)`
 //!   (as `sim/src/engine.rs` `start_heartbeats` does), then a fixed-delay timer.
 //! - Latency. madsim's `Endpoint::send_to` first sleeps a random 0–5 µs
