@@ -1,0 +1,268 @@
+//! The node driver: one async loop per node that hosts sans-IO detectors.
+//!
+//! The loop waits for whichever comes first, "a datagram arrived" or "the
+//! earliest instant any detector's `poll_timeout` (or this node's next
+//! heartbeat) names", calls the detectors' `handle_*` with the local time, and
+//! sends what they ask to send. It is the simulator's host logic
+//! (`sim/src/engine.rs`) written against two small traits, [`Transport`] and
+//! [`Clock`], so that the same code runs in madsim's simulated network
+//! (`crate::madsim_io`) and, later, over real UDP sockets with tokio.
+//!
+//! The receive future is kept alive across iterations (only the sleep is
+//! recreated), so the loop does not rely on the transport's `recv` being
+//! cancel-safe.
+
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::task::Poll;
+
+use fdlab_protocol::{
+    ConfigError, Detector, DetectorConfig, FailureDetector, Nanos, ProbeId, Verdict,
+};
+
+use crate::wire::Msg;
+
+/// Where datagrams come from and go to: a UDP-like, unreliable, unordered
+/// channel. Both methods take `&self` so that a pending receive can live
+/// while the loop sends.
+///
+/// `async fn` in a public trait cannot promise `Send` futures; the driver runs
+/// one node per task on a single thread (madsim does; a tokio host uses a
+/// current-thread runtime or a `LocalSet`), so it does not need them.
+#[allow(async_fn_in_trait)]
+pub trait Transport {
+    /// A peer's address (a `SocketAddr` for madsim and UDP).
+    type Addr: Clone + PartialEq;
+    /// The next datagram and its sender. An error ends the node's loop.
+    async fn recv(&self) -> io::Result<(Vec<u8>, Self::Addr)>;
+    /// Sends one datagram; it may be lost. Errors are treated as losses.
+    async fn send(&self, to: &Self::Addr, bytes: &[u8]) -> io::Result<()>;
+}
+
+/// The node's local clock, in nanoseconds since an epoch of the host's choice.
+#[allow(async_fn_in_trait)]
+pub trait Clock {
+    fn now(&self) -> Nanos;
+    /// Returns at or after local time `t` (at once if it has passed).
+    async fn sleep_until(&self, t: Nanos);
+}
+
+/// One detector watching one peer.
+#[derive(Debug)]
+pub struct Watch<A> {
+    pub peer: A,
+    pub name: String,
+    pub detector: Detector,
+    /// The heartbeat stream it listens to (by interval), if any.
+    heartbeat_interval: Option<Nanos>,
+    verdict: Verdict,
+    /// Verdict changes in local time; Alive before the first.
+    pub timeline: Vec<(Nanos, Verdict)>,
+}
+
+/// A heartbeat stream this node sends to a peer.
+#[derive(Debug)]
+struct Beat<A> {
+    peer: A,
+    interval: Nanos,
+    next: Nanos,
+}
+
+/// A node: the detectors it runs as a monitor and the heartbeats it sends as a
+/// target. It answers every probe it receives.
+#[derive(Debug)]
+pub struct Node<A> {
+    watches: Vec<Watch<A>>,
+    beats: Vec<Beat<A>>,
+}
+
+impl<A> Default for Node<A> {
+    fn default() -> Self {
+        Node {
+            watches: Vec::new(),
+            beats: Vec::new(),
+        }
+    }
+}
+
+impl<A: Clone + PartialEq> Node<A> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts watching `peer` with a detector built from `config` at local
+    /// time `now`. A probing detector starts probing after `jitter` (in
+    /// `[0, 1)`) of its initial timeout; the host draws it (sans-IO: detectors
+    /// draw no random numbers).
+    pub fn watch(
+        &mut self,
+        peer: A,
+        name: &str,
+        config: DetectorConfig,
+        now: Nanos,
+        jitter: f64,
+    ) -> Result<(), ConfigError> {
+        let heartbeat_interval = config.heartbeat_interval();
+        let probes = config.uses_probes();
+        let mut detector = Detector::new(config, now)?;
+        if probes {
+            detector.handle_start_probing(now, jitter);
+        }
+        self.watches.push(Watch {
+            peer,
+            name: name.to_owned(),
+            detector,
+            heartbeat_interval,
+            verdict: Verdict::Alive,
+            timeline: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Sends `peer` a heartbeat every `interval` (a fixed-delay timer, like the
+    /// simulator's: after a stall it fires once, late, then keeps its period),
+    /// the first at local time `first`.
+    pub fn send_heartbeats(&mut self, peer: A, interval: Nanos, first: Nanos) {
+        self.beats.push(Beat {
+            peer,
+            interval: interval.max(Nanos(1)),
+            next: first,
+        });
+    }
+
+    pub fn watches(&self) -> &[Watch<A>] {
+        &self.watches
+    }
+
+    /// Consumes the node, giving its watches (with their timelines).
+    pub fn into_watches(self) -> Vec<Watch<A>> {
+        self.watches
+    }
+
+    /// Runs the loop until local time `until`. Returns early only if the
+    /// transport's `recv` fails.
+    pub async fn run<C, T>(&mut self, clock: &C, net: &T, until: Nanos) -> io::Result<()>
+    where
+        C: Clock,
+        T: Transport<Addr = A>,
+    {
+        let now = clock.now();
+        for i in 0..self.watches.len() {
+            self.settle(net, i, now).await;
+        }
+        let mut recv = pin!(net.recv());
+        loop {
+            let now = clock.now();
+            if now >= until {
+                return Ok(());
+            }
+            self.fire_due(net, now).await;
+            // Everything due at `now` was handled; a detector that still asks
+            // for `now` must not make the loop spin without time passing.
+            let wake = self.next_wake().max(now + Nanos(1)).min(until);
+            let arrived = {
+                let mut sleep = pin!(clock.sleep_until(wake));
+                std::future::poll_fn(|cx| {
+                    if let Poll::Ready(r) = recv.as_mut().poll(cx) {
+                        return Poll::Ready(Some(r));
+                    }
+                    sleep.as_mut().poll(cx).map(|()| None)
+                })
+                .await
+            };
+            if let Some(result) = arrived {
+                recv.set(net.recv());
+                let (bytes, from) = result?;
+                let now = clock.now();
+                self.on_datagram(net, now, &bytes, from).await;
+            }
+        }
+    }
+
+    /// The earliest local instant at which a timer or heartbeat is due.
+    fn next_wake(&self) -> Nanos {
+        let timers = self
+            .watches
+            .iter()
+            .filter_map(|w| w.detector.poll_timeout());
+        let beats = self.beats.iter().map(|b| b.next);
+        timers.chain(beats).min().unwrap_or(Nanos::MAX)
+    }
+
+    /// Sends the heartbeats that are due and fires the detector timers that are.
+    async fn fire_due<T: Transport<Addr = A>>(&mut self, net: &T, now: Nanos) {
+        for b in 0..self.beats.len() {
+            if self.beats[b].next <= now {
+                let beat = &mut self.beats[b];
+                beat.next = now.saturating_add(beat.interval);
+                let msg = Msg::Heartbeat {
+                    interval: beat.interval,
+                };
+                let peer = beat.peer.clone();
+                let _ = net.send(&peer, &msg.encode()).await;
+            }
+        }
+        for i in 0..self.watches.len() {
+            let due = self.watches[i].detector.poll_timeout();
+            if due.is_some_and(|due| due <= now) {
+                self.watches[i].detector.handle_timeout(now);
+                self.settle(net, i, now).await;
+            }
+        }
+    }
+
+    async fn on_datagram<T: Transport<Addr = A>>(
+        &mut self,
+        net: &T,
+        now: Nanos,
+        bytes: &[u8],
+        from: A,
+    ) {
+        match Msg::decode(bytes) {
+            Some(Msg::Heartbeat { interval }) => {
+                for i in 0..self.watches.len() {
+                    let w = &mut self.watches[i];
+                    if w.peer == from && w.heartbeat_interval == Some(interval) {
+                        w.detector.handle_heartbeat(now);
+                        self.settle(net, i, now).await;
+                    }
+                }
+            }
+            Some(Msg::Probe { watch, id }) => {
+                let reply = Msg::ProbeReply { watch, id };
+                let _ = net.send(&from, &reply.encode()).await;
+            }
+            Some(Msg::ProbeReply { watch, id }) => {
+                let i = watch as usize;
+                if self.watches.get(i).is_some_and(|w| w.peer == from) {
+                    self.watches[i]
+                        .detector
+                        .handle_probe_reply(now, ProbeId(id));
+                    self.settle(net, i, now).await;
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// After any input to watch `i`: send its probes, record a verdict change.
+    /// The change is stamped `now`, the time of the input, even if the sends
+    /// that follow take time.
+    async fn settle<T: Transport<Addr = A>>(&mut self, net: &T, i: usize, now: Nanos) {
+        let w = &mut self.watches[i];
+        let verdict = w.detector.verdict();
+        if verdict != w.verdict {
+            w.verdict = verdict;
+            w.timeline.push((now, verdict));
+        }
+        while let Some(tx) = self.watches[i].detector.poll_transmit() {
+            let msg = Msg::Probe {
+                watch: i as u32,
+                id: tx.probe.0,
+            };
+            let peer = self.watches[i].peer.clone();
+            let _ = net.send(&peer, &msg.encode()).await;
+        }
+    }
+}

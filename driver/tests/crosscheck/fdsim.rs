@@ -1,0 +1,75 @@
+//! The scenario in fdlab's own simulator (`sim/`), built in code as
+//! `sim/tests/physics.rs` does.
+
+use fdlab_sim::engine::run as sim_run;
+use fdlab_sim::scenario::{
+    DetectorSetup, Dist, Fault as SimFault, FaultKind, MonitorCount, Network, Scenario, Topology,
+    Workload,
+};
+
+use super::{detectors, ms, Fault, Spec, Timelines};
+
+pub fn scenario(spec: &Spec) -> Scenario {
+    let fault = |kind, at, len| SimFault {
+        kind: Some(kind),
+        node: Some("n1".into()),
+        at: Some(at),
+        duration: len,
+        ..Default::default()
+    };
+    let faults = match spec.fault {
+        Fault::Crash { at } => vec![fault(FaultKind::Crash, at, None)],
+        Fault::Pause { at, len } => vec![fault(FaultKind::Pause, at, Some(len))],
+        // Default shape and mode: `isolate`, `drop`.
+        Fault::Partition { at, len } => vec![fault(FaultKind::Partition, at, Some(len))],
+        Fault::Loss { .. } => Vec::new(),
+    };
+    let scenario = Scenario {
+        name: spec.name.into(),
+        description: String::new(),
+        duration: spec.duration,
+        seeds: 1,
+        topology: Topology::Mesh {
+            nodes: 2,
+            monitors_per_node: MonitorCount::All,
+        },
+        network: Network {
+            // madsim's delay of a lone datagram (see `super`).
+            latency: Dist::Uniform {
+                min: ms(3),
+                max: ms(12),
+            },
+            loss: spec.loss(),
+            ..Default::default()
+        },
+        workload: Workload::default(),
+        detectors: detectors()
+            .into_iter()
+            .map(|(name, config)| DetectorSetup {
+                name: name.into(),
+                config,
+            })
+            .collect(),
+        faults,
+        random_faults: Vec::new(),
+        clocks: Vec::new(),
+    };
+    if let Err(e) = scenario.validate() {
+        panic!("the {} scenario is invalid: {e:?}", spec.name);
+    }
+    scenario
+}
+
+/// n0 watching n1 (the target) in one seeded run.
+pub fn run(spec: &Spec, seed: u64) -> Timelines {
+    let (out, _) = match sim_run(&scenario(spec), seed, false) {
+        Ok(r) => r,
+        Err(e) => panic!("fdlab-sim run failed: {e:?}"),
+    };
+    let pair = out
+        .pairs
+        .iter()
+        .find(|p| p.monitor == 0 && p.target == 1)
+        .expect("n0 watches n1");
+    pair.detectors.iter().map(|d| d.changes.clone()).collect()
+}
