@@ -605,6 +605,17 @@ impl Scenario {
             d.config
                 .validate()
                 .map_err(|e| ScenarioError::new(format!("detectors[{i}].{}", e.key), e.problem))?;
+            check(
+                !(d.config.uses_data_stream()
+                    && d.config.heartbeat_interval().is_none()
+                    && matches!(self.topology, Topology::Mesh { .. })),
+                || format!("detectors[{i}].kind"),
+                &format!(
+                    "`{}` ({}) watches a data stream, and a mesh has none: it would never hear from its peer; use it in a dataflow topology",
+                    d.name,
+                    d.config.kind()
+                ),
+            )?;
         }
 
         let instances = self

@@ -334,3 +334,36 @@ fn detectors_with_the_same_interval_share_heartbeats_and_each_counts_them() {
         .count();
     assert_eq!(delivered + lost, sent);
 }
+
+/// A data-stream detector on a mesh would never hear from its peer: the
+/// scenario is refused, naming the detector.
+#[test]
+fn a_data_stream_detector_on_a_mesh_is_refused() {
+    use fdlab_protocol::decay::DataflowDecayConfig;
+    let mut s = fdlab_sim::scenario::Scenario {
+        name: "mesh-decay".into(),
+        description: String::new(),
+        duration: Nanos::from_secs(10),
+        seeds: 1,
+        topology: fdlab_sim::scenario::Topology::Mesh {
+            nodes: 3,
+            monitors_per_node: fdlab_sim::scenario::MonitorCount::All,
+        },
+        network: Default::default(),
+        workload: Default::default(),
+        detectors: vec![fdlab_sim::scenario::DetectorSetup {
+            name: "decay".into(),
+            config: fdlab_protocol::DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
+        }],
+        faults: Vec::new(),
+        random_faults: Vec::new(),
+        clocks: Vec::new(),
+    };
+    let err = s.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("detectors[0].kind") && err.contains("mesh"),
+        "{err}"
+    );
+    s.topology = fdlab_sim::scenario::Topology::Dataflow { layers: vec![1, 1] };
+    assert!(s.validate().is_ok());
+}

@@ -169,9 +169,14 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
         None => {
             let least = ranking.order[0];
             report.push(format!(
-                "no setting meets the constraint of at most {} mistakes per hour on this trace; \
+                "no setting meets the constraint of at most {} mistakes per hour on this {}; \
                  the fewest mistakes are made by: {}",
                 args.max_mistakes_per_hour,
+                if args.trace.is_some() {
+                    "trace"
+                } else {
+                    "scenario"
+                },
                 points[least].describe()
             ));
             report.extend(render::evidence(&candidates[least], crashes).map(|l| format!("  {l}")));
