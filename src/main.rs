@@ -36,10 +36,10 @@ enum Command {
     /// Run one detector over a recorded event list (CSV `time_ms,event[,arg_ms]`)
     /// and write `time_ms,value,verdict` for every `query` row.
     Trace(trace::TraceArgs),
-    /// Search a detector's parameters on a recorded heartbeat trace (CSV with a
-    /// `time_ms` column) and recommend a setting, with its evidence and a
-    /// snippet to paste into a scenario. Exit status 2: no setting meets
-    /// --max-mistakes-per-hour.
+    /// Search a detector's parameters on a scenario or on a recorded heartbeat
+    /// trace (CSV with a `time_ms` column) and recommend a setting, with its
+    /// evidence and a snippet to paste into a scenario. Exit status 2: no
+    /// setting meets --max-mistakes-per-hour.
     Tune(tune::TuneArgs),
     /// List the built-in scenarios and the detector kinds with their keys.
     List,
