@@ -69,12 +69,26 @@ struct Beat<A> {
     next: Nanos,
 }
 
+/// Called with (watch index, local time, new verdict) on every verdict change,
+/// as it happens (a live host streams them out: a killed process keeps none).
+pub type Observer = Box<dyn FnMut(usize, Nanos, Verdict)>;
+
 /// A node: the detectors it runs as a monitor and the heartbeats it sends as a
 /// target. It answers every probe it receives.
-#[derive(Debug)]
 pub struct Node<A> {
     watches: Vec<Watch<A>>,
     beats: Vec<Beat<A>>,
+    observer: Option<Observer>,
+}
+
+impl<A: std::fmt::Debug> std::fmt::Debug for Node<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("watches", &self.watches)
+            .field("beats", &self.beats)
+            .field("observer", &self.observer.is_some())
+            .finish()
+    }
 }
 
 impl<A> Default for Node<A> {
@@ -82,6 +96,7 @@ impl<A> Default for Node<A> {
         Node {
             watches: Vec::new(),
             beats: Vec::new(),
+            observer: None,
         }
     }
 }
@@ -131,6 +146,11 @@ impl<A: Clone + PartialEq> Node<A> {
         });
     }
 
+    /// Calls `observer` on every verdict change from now on.
+    pub fn set_observer(&mut self, observer: Observer) {
+        self.observer = Some(observer);
+    }
+
     pub fn watches(&self) -> &[Watch<A>] {
         &self.watches
     }
@@ -157,6 +177,24 @@ impl<A: Clone + PartialEq> Node<A> {
             if now >= until {
                 return Ok(());
             }
+            // Datagrams that have already arrived reach the detectors before
+            // their overdue timers fire: after a stall (a stopped process, a
+            // long scheduling delay) the heartbeats queued in the socket count
+            // first, as the simulator replays a paused node's backlog in order.
+            while let Some(result) = std::future::poll_fn(|cx| {
+                Poll::Ready(match recv.as_mut().poll(cx) {
+                    Poll::Ready(r) => Some(r),
+                    Poll::Pending => None,
+                })
+            })
+            .await
+            {
+                recv.set(net.recv());
+                let (bytes, from) = result?;
+                let now = clock.now();
+                self.on_datagram(net, now, &bytes, from).await;
+            }
+            let now = clock.now();
             self.fire_due(net, now).await;
             // Everything due at `now` was handled; a detector that still asks
             // for `now` must not make the loop spin without time passing.
@@ -255,6 +293,9 @@ impl<A: Clone + PartialEq> Node<A> {
         if verdict != w.verdict {
             w.verdict = verdict;
             w.timeline.push((now, verdict));
+            if let Some(observer) = &mut self.observer {
+                observer(i, now, verdict);
+            }
         }
         while let Some(tx) = self.watches[i].detector.poll_transmit() {
             let msg = Msg::Probe {
