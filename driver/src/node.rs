@@ -237,7 +237,17 @@ impl<A: Clone + PartialEq> Node<A> {
         for b in 0..self.beats.len() {
             if self.beats[b].next <= now {
                 let beat = &mut self.beats[b];
-                beat.next = now.saturating_add(beat.interval);
+                // Fixed delay from when it was due, not from when the loop got
+                // to it: a real clock wakes timers a little late (tokio rounds
+                // up to the millisecond) and that lateness must not accumulate
+                // into a phase drift. After a stall, fixed delay from now, as
+                // the simulator's timer. (Virtual time: the two are equal.)
+                let from = if now.saturating_sub(beat.next) > STALL {
+                    now
+                } else {
+                    beat.next
+                };
+                beat.next = from.saturating_add(beat.interval);
                 let msg = Msg::Heartbeat {
                     interval: beat.interval,
                 };
