@@ -77,7 +77,7 @@ struct Beat<A> {
 
 /// Called with (watch index, local time, new verdict) on every verdict change,
 /// as it happens (a live host streams them out: a killed process keeps none).
-pub type Observer = Box<dyn FnMut(usize, Nanos, Verdict)>;
+pub type Observer = Box<dyn FnMut(usize, Nanos, Verdict) + Send>;
 
 /// A node: the detectors it runs as a monitor and the heartbeats it sends as a
 /// target. It answers every probe it receives.
@@ -194,8 +194,13 @@ impl<A: Clone + PartialEq> Node<A> {
             if asked.is_some_and(|w| now > w.saturating_add(STALL)) {
                 hold_until = now.saturating_add(STALL_GRACE);
             }
+            // Heartbeats go out even during a hold: it only delays judging.
+            self.send_beats(net, now).await;
             let wake = if now < hold_until {
-                hold_until.min(until)
+                self.next_beat()
+                    .min(hold_until)
+                    .max(now + Nanos(1))
+                    .min(until)
             } else {
                 self.fire_due(net, now).await;
                 // Everything due at `now` was handled; a detector that still
@@ -232,8 +237,16 @@ impl<A: Clone + PartialEq> Node<A> {
         timers.chain(beats).min().unwrap_or(Nanos::MAX)
     }
 
-    /// Sends the heartbeats that are due and fires the detector timers that are.
-    async fn fire_due<T: Transport<Addr = A>>(&mut self, net: &T, now: Nanos) {
+    fn next_beat(&self) -> Nanos {
+        self.beats
+            .iter()
+            .map(|b| b.next)
+            .min()
+            .unwrap_or(Nanos::MAX)
+    }
+
+    /// Sends the heartbeats that are due.
+    async fn send_beats<T: Transport<Addr = A>>(&mut self, net: &T, now: Nanos) {
         for b in 0..self.beats.len() {
             if self.beats[b].next <= now {
                 let beat = &mut self.beats[b];
@@ -255,6 +268,10 @@ impl<A: Clone + PartialEq> Node<A> {
                 let _ = net.send(&peer, &msg.encode()).await;
             }
         }
+    }
+
+    /// Fires the detector timers that are due.
+    async fn fire_due<T: Transport<Addr = A>>(&mut self, net: &T, now: Nanos) {
         for i in 0..self.watches.len() {
             let due = self.watches[i].detector.poll_timeout();
             if due.is_some_and(|due| due <= now) {
