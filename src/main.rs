@@ -9,6 +9,7 @@ mod out;
 mod bench;
 mod check;
 mod list;
+mod live;
 mod run;
 mod simulate;
 mod sweep;
@@ -53,6 +54,14 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Join the directories of a sharded sweep into what one run writes.
     Merge(sweep::MergeArgs),
+    /// Run a small mesh scenario with one real process per node on loopback
+    /// UDP, crash and pause faults sent as real signals (SIGKILL, SIGSTOP and
+    /// SIGCONT), and compare the measured detection times with the
+    /// simulator's prediction (`calibration.csv`).
+    Live(live::LiveArgs),
+    /// One node process of `fdlab live` (started by it, not by hand).
+    #[command(hide = true)]
+    LiveNode(live::NodeArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +78,8 @@ fn main() -> ExitCode {
         Some(Command::Check(args)) => done(check::run(&args)),
         Some(Command::Sweep(args)) => done(sweep::run(&args)),
         Some(Command::Merge(args)) => done(sweep::merge(&args)),
+        Some(Command::Live(args)) => done(live::run(&args)),
+        Some(Command::LiveNode(args)) => done(live::node(&args)),
     };
     match result {
         Ok(status) => status,

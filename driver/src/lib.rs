@@ -8,7 +8,7 @@
 //!   in `tests/madsim_crosscheck.rs` run the same faults in madsim and in
 //!   fdlab's own simulator and compare the detection times and mistakes.
 //! - `tokio_io` (normal builds): tokio's UDP sockets and clock, for the
-//!   coming `fdlab live`.
+//!   one process per node of `fdlab live` (`src/live.rs`).
 
 pub mod node;
 pub mod wire;

@@ -48,6 +48,12 @@ pub trait Clock {
     async fn sleep_until(&self, t: Nanos);
 }
 
+/// A wake-up later than asked by more than this is a stall of the process.
+/// Virtual-time hosts (madsim) never see one.
+const STALL: Nanos = Nanos::from_millis(50);
+/// After a stall, timers wait this long for the datagrams that queued up.
+const STALL_GRACE: Nanos = Nanos::from_millis(2);
+
 /// One detector watching one peer.
 #[derive(Debug)]
 pub struct Watch<A> {
@@ -69,12 +75,26 @@ struct Beat<A> {
     next: Nanos,
 }
 
+/// Called with (watch index, local time, new verdict) on every verdict change,
+/// as it happens (a live host streams them out: a killed process keeps none).
+pub type Observer = Box<dyn FnMut(usize, Nanos, Verdict) + Send>;
+
 /// A node: the detectors it runs as a monitor and the heartbeats it sends as a
 /// target. It answers every probe it receives.
-#[derive(Debug)]
 pub struct Node<A> {
     watches: Vec<Watch<A>>,
     beats: Vec<Beat<A>>,
+    observer: Option<Observer>,
+}
+
+impl<A: std::fmt::Debug> std::fmt::Debug for Node<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("watches", &self.watches)
+            .field("beats", &self.beats)
+            .field("observer", &self.observer.is_some())
+            .finish()
+    }
 }
 
 impl<A> Default for Node<A> {
@@ -82,6 +102,7 @@ impl<A> Default for Node<A> {
         Node {
             watches: Vec::new(),
             beats: Vec::new(),
+            observer: None,
         }
     }
 }
@@ -131,6 +152,11 @@ impl<A: Clone + PartialEq> Node<A> {
         });
     }
 
+    /// Calls `observer` on every verdict change from now on.
+    pub fn set_observer(&mut self, observer: Observer) {
+        self.observer = Some(observer);
+    }
+
     pub fn watches(&self) -> &[Watch<A>] {
         &self.watches
     }
@@ -152,15 +178,36 @@ impl<A: Clone + PartialEq> Node<A> {
             self.settle(net, i, now).await;
         }
         let mut recv = pin!(net.recv());
+        // The instant the last sleep asked to wake at, and the end of a hold.
+        let mut asked: Option<Nanos> = None;
+        let mut hold_until = Nanos::ZERO;
         loop {
             let now = clock.now();
             if now >= until {
                 return Ok(());
             }
-            self.fire_due(net, now).await;
-            // Everything due at `now` was handled; a detector that still asks
-            // for `now` must not make the loop spin without time passing.
-            let wake = self.next_wake().max(now + Nanos(1)).min(until);
+            // Woke much later than asked: the process was stalled (stopped,
+            // starved). Hold the overdue timers back a moment so that the
+            // datagrams queued in the socket meanwhile reach the detectors
+            // first, as the simulator replays a paused node's backlog in
+            // order; otherwise every timer fires before the first read.
+            if asked.is_some_and(|w| now > w.saturating_add(STALL)) {
+                hold_until = now.saturating_add(STALL_GRACE);
+            }
+            // Heartbeats go out even during a hold: it only delays judging.
+            self.send_beats(net, now).await;
+            let wake = if now < hold_until {
+                self.next_beat()
+                    .min(hold_until)
+                    .max(now + Nanos(1))
+                    .min(until)
+            } else {
+                self.fire_due(net, now).await;
+                // Everything due at `now` was handled; a detector that still
+                // asks for `now` must not make the loop spin without time passing.
+                self.next_wake().max(now + Nanos(1)).min(until)
+            };
+            asked = Some(wake);
             let arrived = {
                 let mut sleep = pin!(clock.sleep_until(wake));
                 std::future::poll_fn(|cx| {
@@ -190,12 +237,30 @@ impl<A: Clone + PartialEq> Node<A> {
         timers.chain(beats).min().unwrap_or(Nanos::MAX)
     }
 
-    /// Sends the heartbeats that are due and fires the detector timers that are.
-    async fn fire_due<T: Transport<Addr = A>>(&mut self, net: &T, now: Nanos) {
+    fn next_beat(&self) -> Nanos {
+        self.beats
+            .iter()
+            .map(|b| b.next)
+            .min()
+            .unwrap_or(Nanos::MAX)
+    }
+
+    /// Sends the heartbeats that are due.
+    async fn send_beats<T: Transport<Addr = A>>(&mut self, net: &T, now: Nanos) {
         for b in 0..self.beats.len() {
             if self.beats[b].next <= now {
                 let beat = &mut self.beats[b];
-                beat.next = now.saturating_add(beat.interval);
+                // Fixed delay from when it was due, not from when the loop got
+                // to it: a real clock wakes timers a little late (tokio rounds
+                // up to the millisecond) and that lateness must not accumulate
+                // into a phase drift. After a stall, fixed delay from now, as
+                // the simulator's timer. (Virtual time: the two are equal.)
+                let from = if now.saturating_sub(beat.next) > STALL {
+                    now
+                } else {
+                    beat.next
+                };
+                beat.next = from.saturating_add(beat.interval);
                 let msg = Msg::Heartbeat {
                     interval: beat.interval,
                 };
@@ -203,6 +268,10 @@ impl<A: Clone + PartialEq> Node<A> {
                 let _ = net.send(&peer, &msg.encode()).await;
             }
         }
+    }
+
+    /// Fires the detector timers that are due.
+    async fn fire_due<T: Transport<Addr = A>>(&mut self, net: &T, now: Nanos) {
         for i in 0..self.watches.len() {
             let due = self.watches[i].detector.poll_timeout();
             if due.is_some_and(|due| due <= now) {
@@ -255,6 +324,9 @@ impl<A: Clone + PartialEq> Node<A> {
         if verdict != w.verdict {
             w.verdict = verdict;
             w.timeline.push((now, verdict));
+            if let Some(observer) = &mut self.observer {
+                observer(i, now, verdict);
+            }
         }
         while let Some(tx) = self.watches[i].detector.poll_transmit() {
             let msg = Msg::Probe {

@@ -1,0 +1,200 @@
+//! `fdlab live` end to end: real node processes on loopback, real signals.
+//! Each test checks that no node process is left behind.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CRASH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live/crash.toml");
+
+fn fdlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fdlab"))
+        .args(args)
+        .output()
+        .expect("fdlab runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The node pids from `live: N node processes, pids P1 P2 ...`.
+fn pids(stdout: &str) -> Vec<u32> {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("live: "))
+        .unwrap_or_else(|| panic!("no pid line in {stdout}"));
+    let (_, list) = line.split_once("pids ").expect("pids listed");
+    list.split_whitespace()
+        .map(|p| p.parse().expect("a pid"))
+        .collect()
+}
+
+/// Whether process `pid` exists and is not a zombie.
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) S ...`: the state follows the last `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_none_or(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Every pid is gone, allowing `within` for an orphan to notice its parent's
+/// end. With `reaped`, not even a zombie may remain (our own children);
+/// orphans are reaped by whoever adopts them, which a container may not do.
+fn assert_gone(pids: &[u32], within: Duration, reaped: bool) {
+    assert!(!pids.is_empty());
+    let started = Instant::now();
+    loop {
+        let left: Vec<u32> = pids
+            .iter()
+            .copied()
+            .filter(|&p| {
+                if reaped {
+                    Path::new(&format!("/proc/{p}")).exists()
+                } else {
+                    running(p)
+                }
+            })
+            .collect();
+        if left.is_empty() {
+            return;
+        }
+        if started.elapsed() > within {
+            panic!("node processes left behind: {left:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_live_crash_is_detected_within_tolerance_of_the_simulation() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live");
+    let started = Instant::now();
+    let o = fdlab(&[
+        "live",
+        CRASH,
+        "--sim-seeds",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let wall = started.elapsed();
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
+    assert_gone(&pids(&stdout), Duration::ZERO, true);
+    assert!(wall < Duration::from_secs(35), "took {wall:?}");
+    for file in [
+        "index.html",
+        "summary.csv",
+        "detections.csv",
+        "calibration.csv",
+    ] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+    let mut rows = csv::Reader::from_path(out.join("calibration.csv")).unwrap();
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let mut seen = Vec::new();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let detector = row[col("detector")].to_owned();
+        // Every monitor of the crashed node (4) detects it, live and simulated.
+        assert_eq!(&row[col("live_detected")], "4", "{detector}: {row:?}");
+        assert_eq!(&row[col("live_missed")], "0", "{detector}: {row:?}");
+        assert_eq!(&row[col("live_mistakes")], "0", "{detector}: {row:?}");
+        let live: f64 = row[col("live_p50_ms")].parse().unwrap();
+        let sim: f64 = row[col("sim_same_seed_p50_ms")].parse().unwrap();
+        // The stated tolerance: max(10 % of the simulated median, 200 ms).
+        let tolerance = (sim * 0.10).max(200.0);
+        assert!(
+            (live - sim).abs() <= tolerance,
+            "{detector}: live p50 {live} ms vs simulated {sim} ms"
+        );
+        assert_eq!(&row[col("within_tolerance")], "true", "{detector}");
+        seen.push(detector);
+    }
+    assert_eq!(seen, ["fixed-3s", "phi-akka", "phi-100ms"]);
+}
+
+#[test]
+fn unsupported_scenarios_are_refused_before_any_process_starts() {
+    for (scenario, needle) in [
+        ("pipeline-kill", "dataflow"),
+        ("partition-heal", "partition"),
+        ("bursty-loss", "not supported live"),
+        ("clock-drift-monitor", "not supported live"),
+    ] {
+        let o = fdlab(&["live", scenario, "--out", "/nonexistent/never-written"]);
+        let stderr = text(&o.stderr);
+        assert!(!o.status.success(), "{scenario}");
+        assert!(stderr.contains(needle), "{scenario}: {stderr}");
+        assert!(!text(&o.stdout).contains("pids"), "{scenario}");
+    }
+    let o = fdlab(&["live", "crash-mesh", "--duration", "6m"]);
+    assert!(text(&o.stderr).contains("longer than a live run"));
+}
+
+#[test]
+fn the_time_bound_kills_every_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live");
+    let o = fdlab(&[
+        "live",
+        CRASH,
+        "--timeout",
+        "3s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o.stderr).contains("bound"), "{}", text(&o.stderr));
+    assert_gone(&pids(&text(&o.stdout)), Duration::ZERO, true);
+    // No partial reports.
+    assert!(!out.join("calibration.csv").exists());
+}
+
+/// Starts `fdlab live` on the crash scenario and returns it with its node pids.
+fn start_live(out: &Path) -> (std::process::Child, Vec<u32>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fdlab"))
+        .args(["live", CRASH, "--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut first = String::new();
+    BufReader::new(stdout).read_line(&mut first).unwrap();
+    let pids = pids(&first);
+    std::thread::sleep(Duration::from_secs(1));
+    (child, pids)
+}
+
+#[test]
+fn ctrl_c_kills_every_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, pids) = start_live(&dir.path().join("live"));
+    // SIGINT to the parent alone (a terminal would signal the whole group).
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(!exit.success());
+    assert_gone(&pids, Duration::ZERO, true);
+}
+
+#[test]
+fn nodes_end_when_the_parent_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, pids) = start_live(&dir.path().join("live"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Orphans notice their closed standard input and exit; init reaps them.
+    assert_gone(&pids, Duration::from_secs(5), false);
+}
