@@ -2,19 +2,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn fdlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fdlab"))
-        .args(args)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("runs the fdlab binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{fdlab, text};
 
 /// A small suite scenario; `TIMEOUT` is the fixed detector's timeout.
 const SUITE_SCENARIO: &str = r#"

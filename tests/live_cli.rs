@@ -3,21 +3,13 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{fdlab, text};
+
 const CRASH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live/crash.toml");
-
-fn fdlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fdlab"))
-        .args(args)
-        .output()
-        .expect("fdlab runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// The node pids from `live: N node processes, pids P1 P2 ...`.
 fn pids(stdout: &str) -> Vec<u32> {

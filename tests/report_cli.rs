@@ -3,20 +3,12 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use fdlab_reports::tables::{DETECTIONS_HEADER, MISTAKES_HEADER, RUNS_HEADER, SUMMARY_HEADER};
 
-fn fdlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fdlab"))
-        .args(args)
-        .output()
-        .expect("runs the fdlab binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{fdlab, text};
 
 /// Two small built-ins: one with a crash to detect, one with only a pause
 /// to tolerate (the charts then show mistakes instead of detection times).

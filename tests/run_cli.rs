@@ -4,16 +4,8 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn fdlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fdlab"))
-        .args(args)
-        .output()
-        .expect("runs the fdlab binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{fdlab, text};
 
 const SMALL: &str = r#"
 description = "a small crash scenario for tests"

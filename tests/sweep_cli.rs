@@ -7,16 +7,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn fdlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fdlab"))
-        .args(args)
-        .output()
-        .expect("runs the fdlab binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{fdlab, text};
 
 /// Jittery links and short pauses: phi's threshold matters.
 const SCENARIO: &str = r#"

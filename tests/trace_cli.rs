@@ -2,14 +2,10 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn fdlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fdlab"))
-        .args(args)
-        .output()
-        .expect("runs the fdlab binary")
-}
+mod common;
+use common::fdlab;
 
 fn example(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -8,12 +8,8 @@ use std::process::{Command, Output, Stdio};
 
 use fdlab_scenarios::detector_spec::detector_from_table;
 
-fn fdlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fdlab"))
-        .args(args)
-        .output()
-        .expect("runs the fdlab binary")
-}
+mod common;
+use common::fdlab;
 
 fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()

@@ -7,6 +7,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::tradeoff::rate_tick;
 use super::{
     chart_error, finish_svg, fmt_seconds, log_coord, TimeAxis, AXIS_NAME_SIZE, FONT, TICK_SIZE,
     TITLE_SIZE,
@@ -77,14 +78,7 @@ where
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
         .x_label_formatter(&|v| fmt_seconds(*v))
-        .y_label_formatter(&|v| {
-            if *v < 0.0 {
-                String::new()
-            } else {
-                let t = format!("{v:.3}");
-                t.trim_end_matches('0').trim_end_matches('.').to_string()
-            }
-        })
+        .y_label_formatter(&|v| rate_tick(*v))
         .light_line_style(TRANSPARENT)
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()

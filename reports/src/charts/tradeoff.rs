@@ -43,7 +43,7 @@ fn rate_of(s: &DetectorSummary) -> f64 {
 }
 
 /// A rate axis tick: as few digits as its value needs, nothing below zero.
-fn rate_tick(v: f64) -> String {
+pub(crate) fn rate_tick(v: f64) -> String {
     if v < 0.0 {
         return String::new();
     }
