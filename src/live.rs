@@ -18,7 +18,7 @@
 //! by what the real machine adds (scheduling, loopback latency, signal
 //! delivery).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -467,8 +467,9 @@ pub struct CalibrationRow {
     pub within: Option<bool>,
 }
 
-/// Detection delays (ms) per detector, keyed by (monitor, target, fault).
-type Delays = Vec<HashMap<(u32, u32, usize), f64>>;
+/// Detection delays (ms) per detector, keyed by (monitor, target, fault);
+/// ordered, so that the means summed from them are the same bytes every run.
+type Delays = Vec<BTreeMap<(u32, u32, usize), f64>>;
 
 fn d_index(run: &RunOutcome, name: &str) -> usize {
     run.detectors.iter().position(|n| n == name).unwrap_or(0)
@@ -495,7 +496,7 @@ fn delays_and_mistakes(run: &RunOutcome) -> (Delays, Vec<usize>, Vec<usize>) {
     let mut mistakes = Vec::new();
     let mut missed = Vec::new();
     for d in &m.detectors {
-        let mut map = HashMap::new();
+        let mut map = BTreeMap::new();
         for det in &d.detections {
             if let Some(delay) = det.failed_delay() {
                 map.insert((det.monitor, det.target, det.fault), millis(delay));
@@ -741,7 +742,7 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
     for &(m, t) in &layout.pairs {
         by_monitor[m as usize].push(t);
     }
-    let mut changes: HashMap<(u32, u32, usize), Vec<(Nanos, Verdict)>> = HashMap::new();
+    let mut changes: BTreeMap<(u32, u32, usize), Vec<(Nanos, Verdict)>> = BTreeMap::new();
     let mut finished = vec![false; n as usize];
     let mut next_action = 0;
     let end = start + duration;

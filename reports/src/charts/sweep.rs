@@ -7,11 +7,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::tradeoff::rate_tick;
-use super::{
-    chart_error, finish_svg, fmt_seconds, log_coord, TimeAxis, AXIS_NAME_SIZE, FONT, TICK_SIZE,
-    TITLE_SIZE,
-};
+use super::tradeoff::{rate_against_p99, rate_top};
+use super::{chart_error, finish_svg, log_coord, TimeAxis, FONT, TICK_SIZE};
 
 /// The chart kind, as tagged in the SVG.
 pub const SWEEP: &str = "sweep";
@@ -62,27 +59,8 @@ fn draw<X>(
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
-    let max = points.iter().map(|p| p.rate).fold(0.0f64, f64::max);
-    let top = if max > 0.0 { max * 1.15 } else { 1.0 };
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, TITLE_SIZE))
-        .margin(14)
-        .x_label_area_size(50)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x, -top * 0.04..top)
-        .map_err(chart_error)?;
-    chart
-        .configure_mesh()
-        .x_desc(axis.name("p99 detection time"))
-        .y_desc("mistakes per pair-hour")
-        .axis_desc_style((FONT, AXIS_NAME_SIZE))
-        .label_style((FONT, TICK_SIZE))
-        .x_label_formatter(&|v| fmt_seconds(*v))
-        .y_label_formatter(&|v| rate_tick(*v))
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(RGBColor(225, 225, 225))
-        .draw()
-        .map_err(chart_error)?;
+    let top = rate_top(points.iter().map(|p| p.rate));
+    let mut chart = rate_against_p99(root, x, title, axis, top)?;
     let at = |p: &SweepPoint| (axis.clamp(p.p99), p.rate);
     chart
         .draw_series(

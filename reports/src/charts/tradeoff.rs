@@ -43,7 +43,7 @@ fn rate_of(s: &DetectorSummary) -> f64 {
 }
 
 /// A rate axis tick: as few digits as its value needs, nothing below zero.
-pub(crate) fn rate_tick(v: f64) -> String {
+fn rate_tick(v: f64) -> String {
     if v < 0.0 {
         return String::new();
     }
@@ -136,8 +136,43 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<S
     Ok(finish_svg(svg, TRADEOFF, &m.scenario, &title))
 }
 
+/// The axes of a trade-off chart, drawn: p99 detection time (on `x`)
+/// against mistakes per pair-hour from a little below zero to `top`. The
+/// detectors of a scenario and the points of a sweep are drawn on these.
+pub(crate) fn rate_against_p99<'a, 'b, X>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    x: X,
+    title: &str,
+    axis: &TimeAxis,
+    top: f64,
+) -> std::io::Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, TITLE_SIZE))
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d::<X, RangedCoordf64>(x, (-top * BELOW_ZERO..top).into())
+        .map_err(chart_error)?;
+    chart
+        .configure_mesh()
+        .x_desc(axis.name("p99 detection time"))
+        .y_desc("mistakes per pair-hour")
+        .axis_desc_style((FONT, AXIS_NAME_SIZE))
+        .label_style((FONT, TICK_SIZE))
+        .x_label_formatter(&|v| fmt_seconds(*v))
+        .y_label_formatter(&|v| rate_tick(*v))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(chart_error)?;
+    Ok(chart)
+}
+
 /// Top of the rate axis: above every point and whisker, never zero.
-fn rate_top(values: impl IntoIterator<Item = f64>) -> f64 {
+pub(crate) fn rate_top(values: impl IntoIterator<Item = f64>) -> f64 {
     let max = values
         .into_iter()
         .filter(|v| v.is_finite())
@@ -165,25 +200,7 @@ where
             .iter()
             .flat_map(|p| [p.rate, p.ci.map_or(0.0, |c| c.1)]),
     );
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, TITLE_SIZE))
-        .margin(12)
-        .x_label_area_size(48)
-        .y_label_area_size(64)
-        .build_cartesian_2d(x, -top * BELOW_ZERO..top)
-        .map_err(chart_error)?;
-    chart
-        .configure_mesh()
-        .x_desc(axis.name("p99 detection time"))
-        .y_desc("mistakes per pair-hour")
-        .axis_desc_style((FONT, AXIS_NAME_SIZE))
-        .label_style((FONT, TICK_SIZE))
-        .x_label_formatter(&|v| fmt_seconds(*v))
-        .y_label_formatter(&|v| rate_tick(*v))
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(RGBColor(225, 225, 225))
-        .draw()
-        .map_err(chart_error)?;
+    let mut chart = rate_against_p99(root, x, title, axis, top)?;
     if points.iter().all(|p| p.rate == 0.0) {
         chart
             .draw_series(std::iter::once(Text::new(
