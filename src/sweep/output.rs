@@ -71,19 +71,22 @@ pub fn results(plan: &PlanFile, units: &[Unit]) -> Vec<PointResult> {
             }
         })
         .collect();
-    let keys: Vec<Option<(Nanos, f64)>> = out
+    // In (p99, rate, index) order, a point is dominated exactly when an
+    // earlier one has a rate at most its own (equal points: the first one
+    // stands for them); one pass keeps the lowest rate so far. O(n log n),
+    // for sweeps of many thousands of points.
+    let mut order: Vec<(Nanos, f64, usize)> = out
         .iter()
-        .map(|r| r.strict_p99.map(|t| (t, r.rate())))
+        .enumerate()
+        .filter_map(|(i, r)| r.strict_p99.map(|t| (t, r.rate(), i)))
         .collect();
-    for (i, r) in out.iter_mut().enumerate() {
-        let Some((t, m)) = keys[i] else { continue };
-        r.pareto = !keys.iter().enumerate().any(|(j, other)| {
-            j != i
-                && other.is_some_and(|(t2, m2)| {
-                    // Equal points: the first one stands for them.
-                    (t2 <= t && m2 <= m && (t2 < t || m2 < m)) || (t2 == t && m2 == m && j < i)
-                })
-        });
+    order.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut lowest = f64::INFINITY;
+    for (_, rate, i) in order {
+        if rate < lowest {
+            out[i].pareto = true;
+            lowest = rate;
+        }
     }
     out
 }
