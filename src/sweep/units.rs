@@ -9,6 +9,7 @@
 //! canonical order (point, then seed) and the journal removed: a sharded
 //! sweep merged and an unsharded one then have the same bytes.
 
+use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::Path;
@@ -74,14 +75,14 @@ impl Unit {
     }
 
     /// Parses a line written by [`Unit::line`].
-    pub fn parse(line: &str, names: &[String]) -> Result<Unit, String> {
+    /// `points` maps a point's name to its index (see [`point_index`]).
+    pub fn parse(line: &str, points: &BTreeMap<&str, usize>) -> Result<Unit, String> {
         let f: Vec<&str> = line.split(',').collect();
         if f.len() != 12 {
             return Err(format!("{} fields, expected 12", f.len()));
         }
-        let point = names
-            .iter()
-            .position(|n| n == f[0])
+        let point = *points
+            .get(f[0])
             .ok_or_else(|| format!("point `{}` is not in the plan", f[0]))?;
         let num = |i: usize| -> Result<u128, String> {
             f[i].parse()
@@ -114,10 +115,21 @@ impl Unit {
     }
 }
 
+/// Each point's index by name, for [`Unit::parse`] (a sweep may have
+/// 100,000 points and millions of units).
+pub fn point_index(names: &[String]) -> BTreeMap<&str, usize> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect()
+}
+
 /// Reads a units file or journal. A journal's torn last line is dropped
 /// (and, with `repair`, cut from the file); any other bad line is an error
 /// naming the file and line.
 pub fn read(path: &Path, names: &[String], repair: bool) -> Result<Vec<Unit>, String> {
+    let points = point_index(names);
     let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut units = Vec::new();
     let mut good_len = 0;
@@ -135,7 +147,7 @@ pub fn read(path: &Path, names: &[String], repair: bool) -> Result<Vec<Unit>, St
     while let Some((i, line)) = lines.next() {
         let last = lines.peek().is_none();
         let parsed = if line.ends_with('\n') {
-            Unit::parse(line.trim_end(), names)
+            Unit::parse(line.trim_end(), &points)
         } else {
             Err("the line is cut short".into())
         };
@@ -236,7 +248,11 @@ mod tests {
     fn lines_round_trip() {
         let u = unit(1, 42);
         let line = u.line(&names());
-        assert_eq!(Unit::parse(line.trim_end(), &names()).unwrap(), u);
+        let names = names();
+        assert_eq!(
+            Unit::parse(line.trim_end(), &point_index(&names)).unwrap(),
+            u
+        );
     }
 
     #[test]
