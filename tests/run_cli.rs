@@ -249,7 +249,7 @@ fn a_replay_digest_is_the_same_on_every_machine() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout)
-            .contains("61a2f222828eb2872ad344cde94e55e7c7ee3052cd05e0fc3c6736ffaf75e775"),
+            .contains("1be4d65aba259d1719317bb9fb105b4cd0aefecfd1a3cd956937143de7ba80b1"),
         "{}",
         text(&out.stdout)
     );
