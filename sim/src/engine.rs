@@ -77,9 +77,17 @@ enum Event {
         stream: u32,
         gen: u32,
     },
-    DetectorTimer {
-        slot: u32,
+    /// The earliest deadline among a monitored pair's detectors; it comes
+    /// after every other event of its instant (a deadline is checked once
+    /// the instant's inputs are in, whichever detectors share the pair).
+    PairTimer {
+        pair: u32,
         gen: u32,
+    },
+    /// One detector's deadline that came while its monitor was paused, in
+    /// the monitor's backlog among the inputs that came then.
+    SlotTimeout {
+        slot: u32,
     },
     /// A datagram reaches its receiver (which `Msg::receiver` names: keeping
     /// the event at 16 bytes keeps the queue's entries at 32).
@@ -142,8 +150,8 @@ struct Node {
 struct Slot {
     det: u16,
     verdict: Verdict,
-    timer_at: Option<Nanos>,
-    timer_gen: u32,
+    /// Its monitored pair (an index into `pairs`).
+    pair: u32,
     /// The detector's next deadline in true time, as `after_input` last
     /// computed it: a timer that fires early re-arms there without asking
     /// the detector again (nothing reaches a detector but through
@@ -163,6 +171,21 @@ enum Deadline {
     Never,
     /// True time.
     At(Nanos),
+    /// It came while the monitor was paused: a [`Event::SlotTimeout`] waits
+    /// in the backlog (and the resume makes the deadline unknown).
+    Held,
+}
+
+/// The one timer event of a monitored pair: it fires at the earliest of its
+/// detectors' deadlines and serves every detector that is due. One event per
+/// pair rather than per detector keeps the queue small when a sweep puts a
+/// thousand detectors on each pair (they would otherwise each re-arm after
+/// almost every frame); a detector's deadlines stay exact either way.
+#[derive(Clone, Copy, Debug, Default)]
+struct PairTimer {
+    /// The pending event's time (at or before every armed deadline).
+    at: Option<Nanos>,
+    gen: u32,
 }
 
 /// The heartbeats one target sends one monitor at one interval, for every
@@ -229,8 +252,10 @@ struct Simulation<'a> {
     pairs: &'a [(u32, u32)],
     pairs_link: Vec<Option<u32>>,
     slots: Vec<Slot>,
-    /// `(monitor, target)` of each slot.
-    ends: Vec<(u32, u32)>,
+    pair_timers: Vec<PairTimer>,
+    /// The pair whose timer is being served: its detectors' new deadlines
+    /// gather in its `at` and one event is pushed at the end.
+    serving: Option<u32>,
     detectors: Vec<Detector>,
     rngs: Vec<ChaCha8Rng>,
     timelines: Vec<DetectorTimeline>,
@@ -333,14 +358,13 @@ impl<'a> Simulation<'a> {
         }
         let count = pairs.len() * scenario.detectors.len();
         let mut slots = Vec::with_capacity(count);
-        let mut ends = Vec::with_capacity(count);
         let mut detectors = Vec::with_capacity(count);
         let mut rngs = Vec::with_capacity(count);
         // Detectors that start at the same local instant start identical:
         // build each once and clone it (phi accrual's threshold search and
         // window reservation are then paid once, not per pair).
         let mut prototypes: Vec<(usize, Nanos, Detector)> = Vec::new();
-        for &(m, t) in pairs {
+        for (p, &(m, t)) in pairs.iter().enumerate() {
             for (d, setup) in scenario.detectors.iter().enumerate() {
                 let ids = [u64::from(m), u64::from(t), name_hash(&setup.name)];
                 let start = nodes[m as usize].clock.local(Nanos::ZERO);
@@ -359,13 +383,11 @@ impl<'a> Simulation<'a> {
                 slots.push(Slot {
                     det: d as u16,
                     verdict: Verdict::Alive,
-                    timer_at: None,
-                    timer_gen: 0,
+                    pair: p as u32,
                     deadline: Deadline::Unknown,
                     messages: 0,
                     bytes: 0,
                 });
-                ends.push((m, t));
                 detectors.push(detector);
                 rngs.push(streams.stream(Purpose::Liveness, &ids));
             }
@@ -402,8 +424,8 @@ impl<'a> Simulation<'a> {
             }
         }
         let mut by_monitor = vec![Vec::new(); n];
-        for (i, &(m, _)) in ends.iter().enumerate() {
-            by_monitor[m as usize].push(i as u32);
+        for (i, slot) in slots.iter().enumerate() {
+            by_monitor[pairs[slot.pair as usize].0 as usize].push(i as u32);
         }
         let net = &scenario.network;
         let held = vec![Vec::new(); schedule.partitions.len()];
@@ -419,7 +441,8 @@ impl<'a> Simulation<'a> {
             pairs,
             pairs_link,
             slots,
-            ends,
+            pair_timers: vec![PairTimer::default(); pairs.len()],
+            serving: None,
             detectors,
             rngs,
             timelines,
@@ -443,7 +466,11 @@ impl<'a> Simulation<'a> {
     }
 
     fn push(&mut self, time: Nanos, event: Event) {
-        self.queue.push(time.as_nanos(), event);
+        if let Event::PairTimer { .. } = event {
+            self.queue.push_last(time.as_nanos(), event);
+        } else {
+            self.queue.push(time.as_nanos(), event);
+        }
     }
 
     fn log(
@@ -476,7 +503,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn pair(&self, slot: u32) -> (u32, u32) {
-        self.ends[slot as usize]
+        self.pairs[self.slots[slot as usize].pair as usize]
     }
 
     /// Runs to the end and returns what happened (and the trace, if asked).
@@ -603,7 +630,8 @@ impl<'a> Simulation<'a> {
     fn owner(&self, event: &Event) -> Option<u32> {
         match *event {
             Event::HeartbeatTick { stream, .. } => Some(self.stream_pair(stream).1),
-            Event::DetectorTimer { slot, .. } => Some(self.pair(slot).0),
+            Event::PairTimer { pair, .. } => Some(self.pairs[pair as usize].0),
+            Event::SlotTimeout { slot } => Some(self.pair(slot).0),
             Event::Arrive { msg } => Some(self.receiver(msg)),
             Event::Fault { .. } | Event::Mark { .. } => None,
             Event::SourceEmit { link, .. } | Event::IdleCheck { link, .. } => {
@@ -623,7 +651,11 @@ impl<'a> Simulation<'a> {
                     return;
                 }
                 Status::Paused { .. } => {
-                    node.backlog.push(event);
+                    if let Event::PairTimer { pair, gen } = event {
+                        self.pair_timer(pair, gen, true);
+                    } else {
+                        node.backlog.push(event);
+                    }
                     return;
                 }
                 Status::Up => {
@@ -640,7 +672,8 @@ impl<'a> Simulation<'a> {
         }
         match event {
             Event::HeartbeatTick { stream, gen } => self.heartbeat_tick(stream, gen),
-            Event::DetectorTimer { slot, gen } => self.detector_timer(slot, gen),
+            Event::PairTimer { pair, gen } => self.pair_timer(pair, gen, false),
+            Event::SlotTimeout { slot } => self.slot_timeout(slot),
             Event::Arrive { msg } => self.arrive(self.receiver(msg), msg),
             Event::Fault { action } => self.fault(action),
             Event::Mark { record, end } => self.mark(record, end),
@@ -849,8 +882,11 @@ impl<'a> Simulation<'a> {
     }
 
     fn record(&mut self, slot: u32) {
-        if let Some(scores) = self.scores.as_deref_mut() {
-            let (m, t) = self.ends[slot as usize];
+        if self.scores.is_some() {
+            let (m, t) = self.pair(slot);
+            let Some(scores) = self.scores.as_deref_mut() else {
+                return;
+            };
             let clock = self.nodes[m as usize].clock;
             let det = self.slots[slot as usize].det;
             scores.observe((m, t), det, self.now, clock, &self.detectors[slot as usize]);
@@ -868,53 +904,114 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    fn detector_timer(&mut self, slot: u32, gen: u32) {
-        if self.slots[slot as usize].timer_gen != gen {
+    /// The pair's timer: every detector whose deadline has come gets its
+    /// timeout, in detector order; the others keep theirs. While the monitor
+    /// is paused, a timeout that came waits in its backlog instead, in time
+    /// order among the inputs it missed, as if each detector had its own
+    /// timer (so a detector's outcome never depends on the others').
+    fn pair_timer(&mut self, pair: u32, gen: u32, paused: bool) {
+        let timer = &mut self.pair_timers[pair as usize];
+        if timer.gen != gen {
             return;
         }
-        let (m, _) = self.pair(slot);
-        self.slots[slot as usize].timer_at = None;
-        // The deadline in true time: `true_at` gave the first instant whose
-        // local time reaches the detector's, so it is due exactly when `now`
-        // has reached it (the clock has not changed since: a change re-arms).
-        let due = match self.slots[slot as usize].deadline {
-            Deadline::At(due) => Some(due),
-            Deadline::Never => None,
-            Deadline::Unknown => self.detectors[slot as usize]
-                .poll_timeout()
-                .map(|local_due| self.nodes[m as usize].clock.true_at(local_due, self.now)),
-        };
-        match due {
-            Some(due) if due <= self.now => {
-                let local = self.local(m);
-                self.detectors[slot as usize].handle_timeout(local);
-                self.after_input(slot);
+        timer.at = None;
+        self.serving = Some(pair);
+        let m = self.pairs[pair as usize].0;
+        let first = self.slot_of(pair, 0);
+        for slot in first..first + self.dets.len() as u32 {
+            match self.due(slot) {
+                Some(due) if due <= self.now => {
+                    if paused {
+                        self.slots[slot as usize].deadline = Deadline::Held;
+                        self.nodes[m as usize]
+                            .backlog
+                            .push(Event::SlotTimeout { slot });
+                    } else {
+                        self.time_out(slot);
+                    }
+                }
+                // Not yet (inputs since pushed the deadline back): keep it.
+                Some(due) => self.arm(slot, due),
+                None => {}
             }
-            // Fired early (inputs since pushed the deadline back): re-arm at the
-            // new deadline; nothing else can have changed.
+        }
+        self.serving = None;
+        let timer = &mut self.pair_timers[pair as usize];
+        if let Some(at) = timer.at {
+            timer.gen += 1;
+            let gen = timer.gen;
+            self.push(at, Event::PairTimer { pair, gen });
+        }
+    }
+
+    /// A deadline that came during a pause, handled from the backlog.
+    fn slot_timeout(&mut self, slot: u32) {
+        if self.slots[slot as usize].deadline == Deadline::Held {
+            self.slots[slot as usize].deadline = Deadline::Unknown;
+        }
+        match self.due(slot) {
+            Some(due) if due <= self.now => self.time_out(slot),
             Some(due) => self.arm(slot, due),
             None => {}
         }
     }
 
-    /// Keeps a timer event at or before `at` for `slot` (lazily: an earlier
-    /// pending one is left to fire and re-arm).
+    /// A slot's deadline in true time (`None`: none, or already held).
+    /// `true_at` gave the first instant whose local time reaches the
+    /// detector's, so it is due exactly when `now` has reached it (the clock
+    /// has not changed since: a change re-arms).
+    fn due(&mut self, slot: u32) -> Option<Nanos> {
+        match self.slots[slot as usize].deadline {
+            Deadline::At(due) => Some(due),
+            Deadline::Never | Deadline::Held => None,
+            Deadline::Unknown => {
+                let m = self.pair(slot).0;
+                let due = self.detectors[slot as usize]
+                    .poll_timeout()
+                    .map(|local_due| self.nodes[m as usize].clock.true_at(local_due, self.now));
+                self.slots[slot as usize].deadline = due.map_or(Deadline::Never, Deadline::At);
+                due
+            }
+        }
+    }
+
+    fn time_out(&mut self, slot: u32) {
+        let local = self.local(self.pair(slot).0);
+        self.detectors[slot as usize].handle_timeout(local);
+        self.after_input(slot);
+    }
+
+    /// Keeps the pair's timer event at or before `at` (lazily: an earlier
+    /// pending one is left to fire and look again).
     fn arm(&mut self, slot: u32, at: Nanos) {
-        let s = &mut self.slots[slot as usize];
-        if s.timer_at.is_none_or(|pending| at < pending) {
-            s.timer_gen += 1;
-            s.timer_at = Some(at);
-            let gen = s.timer_gen;
-            self.push(at, Event::DetectorTimer { slot, gen });
+        let pair = self.slots[slot as usize].pair;
+        let timer = &mut self.pair_timers[pair as usize];
+        if timer.at.is_none_or(|pending| at < pending) {
+            timer.at = Some(at);
+            if self.serving != Some(pair) {
+                timer.gen += 1;
+                let gen = timer.gen;
+                self.push(at, Event::PairTimer { pair, gen });
+            }
+        }
+    }
+
+    /// Forgets the pending timers of the pairs `node` monitors (their
+    /// detectors are about to be asked again).
+    fn disarm_monitor(&mut self, node: u32) {
+        let d_count = self.dets.len() as u32;
+        for &slot in &self.by_monitor[node as usize] {
+            let timer = &mut self.pair_timers[(slot / d_count) as usize];
+            timer.at = None;
+            timer.gen += 1;
         }
     }
 
     /// Re-arms every timer of `node` (its clock changed).
     fn rearm_node(&mut self, node: u32) {
+        self.disarm_monitor(node);
         for i in 0..self.by_monitor[node as usize].len() {
             let slot = self.by_monitor[node as usize][i];
-            self.slots[slot as usize].timer_at = None;
-            self.slots[slot as usize].timer_gen += 1;
             self.after_input(slot);
         }
         for i in 0..self.hb_by_target[node as usize].len() {
@@ -1072,6 +1169,7 @@ impl<'a> Simulation<'a> {
         n.status = Status::Up;
         n.busy_until = self.now;
         let local = self.local(node);
+        self.disarm_monitor(node);
         for i in 0..self.by_monitor[node as usize].len() {
             // A new incarnation monitors from scratch.
             let slot = self.by_monitor[node as usize][i];
@@ -1079,9 +1177,6 @@ impl<'a> Simulation<'a> {
             let config = self.scenario.detectors[det].config.clone();
             self.detectors[slot as usize] =
                 Detector::new(config, local).expect("validated scenario");
-            let s = &mut self.slots[slot as usize];
-            s.timer_at = None;
-            s.timer_gen += 1;
             self.start_monitoring(slot);
         }
         for i in 0..self.hb_by_target[node as usize].len() {
