@@ -414,6 +414,7 @@ impl FailureDetector for DataflowDecay {
         Some(self.tick_time(index))
     }
 
+    #[inline]
     fn verdict(&self) -> Verdict {
         self.verdict
     }

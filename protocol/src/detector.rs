@@ -162,39 +162,51 @@ macro_rules! dispatch {
 }
 
 impl FailureDetector for Detector {
+    #[inline]
     fn handle_heartbeat(&mut self, now: Nanos) {
         dispatch!(self, d => d.handle_heartbeat(now))
     }
+    #[inline]
     fn handle_frame(&mut self, now: Nanos, frame: Frame) {
         dispatch!(self, d => d.handle_frame(now, frame))
     }
+    #[inline]
     fn handle_start_probing(&mut self, now: Nanos, jitter: f64) {
         dispatch!(self, d => d.handle_start_probing(now, jitter))
     }
+    #[inline]
     fn handle_probe_reply(&mut self, now: Nanos, probe: ProbeId) {
         dispatch!(self, d => d.handle_probe_reply(now, probe))
     }
+    #[inline]
     fn handle_probe_outcome(&mut self, now: Nanos, outcome: ProbeOutcome) {
         dispatch!(self, d => d.handle_probe_outcome(now, outcome))
     }
+    #[inline]
     fn handle_local_stall(&mut self, now: Nanos, stall: Nanos) {
         dispatch!(self, d => d.handle_local_stall(now, stall))
     }
+    #[inline]
     fn handle_local_health(&mut self, now: Nanos, score: u32) {
         dispatch!(self, d => d.handle_local_health(now, score))
     }
+    #[inline]
     fn handle_timeout(&mut self, now: Nanos) {
         dispatch!(self, d => d.handle_timeout(now))
     }
+    #[inline]
     fn poll_timeout(&self) -> Option<Nanos> {
         dispatch!(self, d => d.poll_timeout())
     }
+    #[inline]
     fn poll_transmit(&mut self) -> Option<Transmit> {
         dispatch!(self, d => d.poll_transmit())
     }
+    #[inline]
     fn verdict(&self) -> Verdict {
         dispatch!(self, d => d.verdict())
     }
+    #[inline]
     fn score(&self, now: Nanos) -> f64 {
         dispatch!(self, d => d.score(now))
     }

@@ -177,6 +177,7 @@ impl FailureDetector for FixedTimeout {
         }
     }
 
+    #[inline]
     fn verdict(&self) -> Verdict {
         self.verdict
     }

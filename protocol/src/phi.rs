@@ -410,6 +410,7 @@ impl FailureDetector for PhiAccrual {
         }
     }
 
+    #[inline]
     fn verdict(&self) -> Verdict {
         self.verdict
     }

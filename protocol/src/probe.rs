@@ -468,6 +468,7 @@ impl FailureDetector for AdaptiveProbe {
         self.transmit.take()
     }
 
+    #[inline]
     fn verdict(&self) -> Verdict {
         self.verdict
     }

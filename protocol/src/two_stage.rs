@@ -115,6 +115,7 @@ impl FailureDetector for TwoStage {
             .poll_transmit()
             .or_else(|| self.confirm.poll_transmit())
     }
+    #[inline]
     fn verdict(&self) -> Verdict {
         match (self.fast.verdict(), self.confirm.verdict()) {
             (Verdict::Alive, _) => Verdict::Alive,
