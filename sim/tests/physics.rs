@@ -155,21 +155,68 @@ fn the_run_is_deterministic_and_seeds_differ() {
     assert_ne!(a.pairs, c.pairs, "another seed, other phases");
 }
 
+/// Shadow mode: a detector's outcome is the same with or without another
+/// detector on its pairs, also when deadlines and arrivals fall on the same
+/// nanosecond (constant latency, whole-millisecond intervals and timeouts)
+/// and when deadlines come while the monitor is paused.
 #[test]
 fn adding_a_detector_changes_no_other_draw() {
     let faults = vec![fault(FaultKind::Pause, "n1", 20_000, Some(2_500))];
-    let mut with_one = mesh(3, vec![fixed("a", 100, 300)], faults.clone());
-    with_one.network.latency = Dist::Uniform {
-        min: ms(1),
-        max: ms(40),
+    for latency in [
+        Dist::Uniform {
+            min: ms(1),
+            max: ms(40),
+        },
+        Dist::Constant { value: ms(1) },
+    ] {
+        let mut with_one = mesh(3, vec![fixed("a", 100, 300)], faults.clone());
+        with_one.network.latency = latency;
+        with_one.network.loss = 0.05;
+        let mut with_two = with_one.clone();
+        with_two.detectors.insert(0, fixed("b", 70, 250));
+        with_two.detectors.push(fixed("c", 100, 200));
+        let (one, _) = run(&with_one, 3, false).unwrap();
+        let (two, _) = run(&with_two, 3, false).unwrap();
+        for (p1, p2) in one.pairs.iter().zip(&two.pairs) {
+            assert_eq!(p1.detectors[0], p2.detectors[1]);
+        }
+        assert!(
+            one.pairs.iter().any(|p| !p.detectors[0].changes.is_empty()),
+            "the pause must make verdicts change, or the test shows nothing"
+        );
+    }
+}
+
+/// A deadline on the very nanosecond of an arrival: the arrival counts
+/// first, whatever else shares the pair. `b`'s deadline comes 1 ms before
+/// each arrival and re-arms the pair's timer after the heartbeat was sent,
+/// so an order by push time alone would flip `a`'s outcome.
+#[test]
+fn a_deadline_meeting_an_arrival_does_not_depend_on_other_detectors() {
+    // "Silence > timeout" first holds 1 ns after last + timeout: a timeout
+    // 1 ns short of the interval puts the deadline on the next arrival.
+    let just_short = |name: &str, timeout: Nanos| DetectorSetup {
+        name: name.into(),
+        config: DetectorConfig::FixedTimeout(FixedTimeoutConfig {
+            interval: ms(100),
+            timeout: timeout - Nanos(1),
+            ..Default::default()
+        }),
     };
-    with_one.network.loss = 0.05;
-    let mut with_two = with_one.clone();
-    with_two.detectors.insert(0, fixed("b", 70, 250));
-    let (one, _) = run(&with_one, 3, false).unwrap();
-    let (two, _) = run(&with_two, 3, false).unwrap();
-    for (p1, p2) in one.pairs.iter().zip(&two.pairs) {
-        assert_eq!(p1.detectors[0], p2.detectors[1]);
+    let mut alone = mesh(2, vec![just_short("a", ms(100))], Vec::new());
+    alone.network.latency = Dist::Constant { value: ms(2) };
+    let mut shared = alone.clone();
+    shared.detectors.push(just_short("b", ms(99)));
+    for seed in 1..=3 {
+        let (one, _) = run(&alone, seed, false).unwrap();
+        let (two, _) = run(&shared, seed, false).unwrap();
+        for (p1, p2) in one.pairs.iter().zip(&two.pairs) {
+            assert_eq!(p1.detectors[0], p2.detectors[0]);
+            assert!(
+                p2.detectors[1].changes.len() > 100,
+                "b flaps at every heartbeat"
+            );
+        }
     }
 }
 
