@@ -918,25 +918,35 @@ impl<'a> Simulation<'a> {
         self.serving = Some(pair);
         let m = self.pairs[pair as usize].0;
         let first = self.slot_of(pair, 0);
+        // The earliest deadline not yet due (those that are due and re-arm
+        // add theirs through `arm`).
+        let mut later: Option<Nanos> = None;
         for slot in first..first + self.dets.len() as u32 {
-            match self.due(slot) {
-                Some(due) if due <= self.now => {
-                    if paused {
-                        self.slots[slot as usize].deadline = Deadline::Held;
-                        self.nodes[m as usize]
-                            .backlog
-                            .push(Event::SlotTimeout { slot });
-                    } else {
-                        self.time_out(slot);
-                    }
-                }
+            let due = match self.slots[slot as usize].deadline {
+                Deadline::At(due) => due,
+                Deadline::Never | Deadline::Held => continue,
+                Deadline::Unknown => match self.due(slot) {
+                    Some(due) => due,
+                    None => continue,
+                },
+            };
+            if due > self.now {
                 // Not yet (inputs since pushed the deadline back): keep it.
-                Some(due) => self.arm(slot, due),
-                None => {}
+                later = Some(later.map_or(due, |l| l.min(due)));
+            } else if paused {
+                self.slots[slot as usize].deadline = Deadline::Held;
+                self.nodes[m as usize]
+                    .backlog
+                    .push(Event::SlotTimeout { slot });
+            } else {
+                self.time_out(slot);
             }
         }
         self.serving = None;
         let timer = &mut self.pair_timers[pair as usize];
+        if let Some(l) = later {
+            timer.at = Some(timer.at.map_or(l, |at| at.min(l)));
+        }
         if let Some(at) = timer.at {
             timer.gen += 1;
             let gen = timer.gen;

@@ -26,6 +26,7 @@ const WORDS: usize = WHEEL_SLOTS / WORD_BITS;
 /// The top bit of a sequence number: the class of [`EventQueue::push_last`].
 const LAST_CLASS: u64 = 1 << 63;
 
+#[derive(Clone, Copy)]
 struct Entry<T> {
     time: u64,
     seq: u64,
@@ -70,9 +71,11 @@ pub struct EventQueue<T> {
     slot: u64,
     seq: u64,
     len: usize,
-    /// Items of the current slot, sorted by (time, sequence) from the last
-    /// to the next, so that popping the next is `Vec::pop`.
+    /// Items of the current slot, sorted by (time, class, sequence); those
+    /// before `head` are popped already. A push into the current slot is
+    /// nearly always its latest item, so it lands at the end.
     now: Vec<Entry<T>>,
+    head: usize,
     /// Items of the slots after the current one, up to `WHEEL_SLOTS - 1`
     /// ahead: `heads[slot % WHEEL_SLOTS]` starts a list through `cells`
     /// (unordered within a slot). One pool of cells for every slot keeps a
@@ -89,19 +92,22 @@ pub struct EventQueue<T> {
     far: BinaryHeap<Reverse<Entry<T>>>,
 }
 
-impl<T> Default for EventQueue<T> {
+impl<T: Copy> Default for EventQueue<T> {
     fn default() -> Self {
         EventQueue::new()
     }
 }
 
-impl<T> EventQueue<T> {
+/// Items are `Copy` (small events): a pop copies its item out of the slot's
+/// vector and moves the head on, with no shifting.
+impl<T: Copy> EventQueue<T> {
     pub fn new() -> EventQueue<T> {
         EventQueue {
             slot: 0,
             seq: 0,
             len: 0,
             now: Vec::new(),
+            head: 0,
             heads: vec![NIL; WHEEL_SLOTS].into_boxed_slice(),
             cells: Vec::new(),
             free: NIL,
@@ -142,7 +148,7 @@ impl<T> EventQueue<T> {
     fn place(&mut self, entry: Entry<T>) {
         let ahead = entry.slot() - self.slot;
         if ahead == 0 {
-            let at = self.now.partition_point(|e| e > &entry);
+            let at = self.head + self.now[self.head..].partition_point(|e| e <= &entry);
             self.now.insert(at, entry);
         } else if ahead < WHEEL_SLOTS as u64 {
             let i = (entry.slot() as usize) & (WHEEL_SLOTS - 1);
@@ -222,19 +228,22 @@ impl<T> EventQueue<T> {
             };
             self.place(entry);
         }
-        self.now.sort_unstable_by(|a, b| b.cmp(a));
+        self.now.sort_unstable();
     }
 
     /// Removes the earliest item (earliest inserted among equal times).
     pub fn pop(&mut self) -> Option<(u64, T)> {
-        if self.now.is_empty() {
+        if self.head == self.now.len() {
+            self.now.clear();
+            self.head = 0;
             let next = match self.next_occupied() {
                 Some(ahead) => self.slot + ahead,
                 None => self.far.peek()?.0.slot(),
             };
             self.advance(next);
         }
-        let entry = self.now.pop()?;
+        let entry = *self.now.get(self.head)?;
+        self.head += 1;
         self.len -= 1;
         Some((entry.time, entry.item))
     }
