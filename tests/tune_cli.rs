@@ -147,6 +147,14 @@ fn recommends_a_sensible_phi_threshold() {
     assert_eq!(mistakes_per_hour(&text), 0.0, "{text}");
     assert!(text.contains("runner-ups:"), "{text}");
     assert!(text.contains("median interval 1.000 s"), "{text}");
+    // A recommendation at an end of an axis says so, and only then.
+    let pause = recommended(&text, "acceptable_heartbeat_pause").unwrap();
+    let at_edge = threshold == 1.0 || threshold == 16.0 || pause == "\"0s\"" || pause == "\"3s\"";
+    assert_eq!(
+        text.contains("note: at the edge of the grid"),
+        at_edge,
+        "{text}"
+    );
 
     // The snippet is a scenario table that builds the recommended detector.
     let file: toml::Table = toml::from_str(&snippet(&text)).unwrap();

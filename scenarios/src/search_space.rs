@@ -82,6 +82,13 @@ pub struct SearchSpace {
     pub axes: Vec<Axis>,
 }
 
+/// Which end of its axis a setting is at (axes run from low to high).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    First,
+    Last,
+}
+
 /// One point of a grid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Point {
@@ -217,6 +224,27 @@ impl SearchSpace {
         Ok(())
     }
 
+    /// The settings of `point` at an end of their axis (axes of three
+    /// values or more), with whether it is the last value: a best setting
+    /// there may have a better neighbour outside the grid.
+    pub fn edges(&self, point: &Point) -> Vec<(String, Value, End)> {
+        self.axes
+            .iter()
+            .filter(|axis| axis.values.len() >= 3)
+            .filter_map(|axis| {
+                let (_, value) = point.varied.iter().find(|(k, _)| *k == axis.key)?;
+                let end = if Some(value) == axis.values.first() {
+                    End::First
+                } else if Some(value) == axis.values.last() {
+                    End::Last
+                } else {
+                    return None;
+                };
+                Some((axis.key.clone(), value.clone(), end))
+            })
+            .collect()
+    }
+
     /// Every point, the first axis varying slowest (the order ties resolve in).
     pub fn points(&self) -> Vec<Point> {
         let mut points = vec![Vec::new()];
@@ -342,6 +370,27 @@ mod tests {
                 assert_eq!(spec.config.kind(), kind);
             }
         }
+    }
+
+    #[test]
+    fn edges_name_the_settings_at_an_end_of_their_axis() {
+        let space = search_space("phi-accrual", SEC).unwrap();
+        let points = space.points();
+        let setting = |key: &str, e: &(String, Value, End)| e.0 == key;
+        // The first point: the lowest threshold and no pause allowance.
+        let edges = space.edges(&points[0]);
+        assert_eq!(edges.len(), 2, "{edges:?}");
+        assert!(setting("threshold", &edges[0]) && edges[0].2 == End::First);
+        assert!(setting("acceptable_heartbeat_pause", &edges[1]) && edges[1].2 == End::First);
+        // The last point: both highest.
+        let edges = space.edges(points.last().unwrap());
+        assert!(edges.iter().all(|e| e.2 == End::Last) && edges.len() == 2);
+        // An inner point has none.
+        let inner = points
+            .iter()
+            .find(|p| space.edges(p).is_empty())
+            .expect("an inner point");
+        assert!(inner.describe().contains("threshold"));
     }
 
     #[test]

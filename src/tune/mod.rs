@@ -33,7 +33,7 @@ use fdlab_protocol::Nanos;
 use fdlab_reports::atomic::write_file;
 use fdlab_scenarios::detector_spec::parse_key_values;
 use fdlab_scenarios::heartbeat_trace::parse_heartbeat_trace;
-use fdlab_scenarios::search_space::{search_space, Point};
+use fdlab_scenarios::search_space::{search_space, End, Point, SearchSpace};
 use fdlab_sim::trace_eval::{evaluate, median_interval, TraceEvalError, TraceEvaluation};
 use rayon::prelude::*;
 
@@ -109,6 +109,7 @@ fn parse_rate(text: &str) -> Result<f64, String> {
 struct Evaluated {
     /// Lines that say what was searched, before the recommendation.
     header: Vec<String>,
+    space: SearchSpace,
     points: Vec<Point>,
     candidates: Vec<Candidate>,
     /// What detection times were measured on (`cuts`, `crash faults`).
@@ -130,6 +131,7 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
     let pool = crate::simulate::thread_pool(args.jobs)?;
     let Evaluated {
         header: mut report,
+        space,
         points,
         candidates,
         crashes,
@@ -149,6 +151,9 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
                 ranking.feasible,
                 points.len()
             ));
+            if let Some(note) = edge_note(&space, &points[best]) {
+                report.push(note);
+            }
             let runner_ups = render::runner_ups(
                 &points,
                 &candidates,
@@ -208,12 +213,36 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
     Ok(status)
 }
 
+/// Says which settings of the recommended point sit at an end of the grid,
+/// where a better setting may lie just outside what was searched.
+fn edge_note(space: &SearchSpace, best: &Point) -> Option<String> {
+    let edges = space.edges(best);
+    if edges.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = edges
+        .iter()
+        .map(|(key, value, end)| {
+            let which = match end {
+                End::First => "lowest",
+                End::Last => "highest",
+            };
+            format!("{key} = {value} is the {which} value searched")
+        })
+        .collect();
+    Some(format!(
+        "  note: at the edge of the grid ({}): a better setting may lie beyond it; \
+         hold a key there with --set to look",
+        named.join("; ")
+    ))
+}
+
 /// Builds the grid of `kind` at `interval` with `pins` held.
 fn grid(
     kind: &str,
     interval: Nanos,
     pins: Vec<(String, toml::Value)>,
-) -> Result<(Vec<Point>, Vec<fdlab_protocol::DetectorConfig>), String> {
+) -> Result<(SearchSpace, Vec<Point>, Vec<fdlab_protocol::DetectorConfig>), String> {
     let mut space = search_space(kind, interval).map_err(|e| format!("--detector: {e}"))?;
     for (key, value) in pins {
         space.pin(&key, value).map_err(|e| format!("--set: {e}"))?;
@@ -224,7 +253,7 @@ fn grid(
         .map(|p| p.spec().map(|s| s.config))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("--set: {e}"))?;
-    Ok((points, configs))
+    Ok((space, points, configs))
 }
 
 fn on_trace(
@@ -246,7 +275,7 @@ fn on_trace(
     let name = trace.display().to_string();
     let arrivals = read_trace(trace)?;
     let interval = median_interval(&arrivals).ok_or_else(|| format!("{name}: too short"))?;
-    let (points, configs) = grid(kind, interval, pins)?;
+    let (space, points, configs) = grid(kind, interval, pins)?;
     if configs.iter().any(|c| c.uses_probes()) {
         return Err(format!("--set: {}", TraceEvalError::NeedsProbes));
     }
@@ -279,6 +308,7 @@ fn on_trace(
     ];
     Ok(Evaluated {
         header,
+        space,
         points,
         candidates: evaluations.iter().map(candidate).collect(),
         crashes: "cuts",
@@ -304,7 +334,7 @@ fn on_scenario(
         .find(|d| d.config.kind() == kind)
         .and_then(|d| d.config.heartbeat_interval())
         .unwrap_or(Nanos::from_secs(1));
-    let (points, configs) = grid(kind, interval, pins)?;
+    let (space, points, configs) = grid(kind, interval, pins)?;
     let setups: Vec<DetectorSetup> = configs
         .into_iter()
         .enumerate()
@@ -343,6 +373,7 @@ fn on_scenario(
     ];
     Ok(Evaluated {
         header,
+        space,
         points,
         candidates,
         crashes: "crash faults",
