@@ -33,9 +33,10 @@ struct Entry<T> {
     item: T,
 }
 
-/// A cell of the wheel's pool: an item and the next cell of its list.
+/// A cell of the wheel's pool: an item and the next cell of its list (a
+/// free cell keeps its last item, which is never read again).
 struct Cell<T> {
-    entry: Option<Entry<T>>,
+    entry: Entry<T>,
     next: u32,
 }
 
@@ -153,7 +154,7 @@ impl<T: Copy> EventQueue<T> {
         } else if ahead < WHEEL_SLOTS as u64 {
             let i = (entry.slot() as usize) & (WHEEL_SLOTS - 1);
             let cell = Cell {
-                entry: Some(entry),
+                entry,
                 next: self.heads[i],
             };
             self.heads[i] = if self.free == NIL {
@@ -211,9 +212,7 @@ impl<T: Copy> EventQueue<T> {
             while at != NIL {
                 let cell = &mut self.cells[at as usize];
                 let next = std::mem::replace(&mut cell.next, self.free);
-                if let Some(entry) = cell.entry.take() {
-                    self.now.push(entry);
-                }
+                self.now.push(cell.entry);
                 self.free = at;
                 at = next;
             }
