@@ -258,7 +258,11 @@ struct Simulation<'a> {
     serving: Option<u32>,
     detectors: Vec<Detector>,
     rngs: Vec<ChaCha8Rng>,
-    timelines: Vec<DetectorTimeline>,
+    /// Every verdict change of the run as `(slot, time, verdict)`, in time
+    /// order: one append-only log, split into the slots' timelines at the
+    /// end. (A sweep puts a thousand flapping detectors on each pair; a push
+    /// onto each one's own vector was a cache miss per change.)
+    changes: Vec<(u32, Nanos, Verdict)>,
     hb_streams: Vec<HbStream>,
     hb_rngs: Vec<ChaCha8Rng>,
     /// Heartbeat streams whose target is each node.
@@ -392,7 +396,6 @@ impl<'a> Simulation<'a> {
                 rngs.push(streams.stream(Purpose::Liveness, &ids));
             }
         }
-        let timelines = (0..count).map(|_| DetectorTimeline::default()).collect();
         let d_count = scenario.detectors.len();
         let mut hb_streams: Vec<HbStream> = Vec::new();
         let mut hb_rngs = Vec::new();
@@ -445,7 +448,7 @@ impl<'a> Simulation<'a> {
             serving: None,
             detectors,
             rngs,
-            timelines,
+            changes: Vec::new(),
             hb_streams,
             hb_rngs,
             hb_by_target,
@@ -895,9 +898,7 @@ impl<'a> Simulation<'a> {
         let s = &mut self.slots[slot as usize];
         if verdict != s.verdict {
             s.verdict = verdict;
-            self.timelines[slot as usize]
-                .changes
-                .push((self.now, verdict));
+            self.changes.push((slot, self.now, verdict));
             let det = s.det;
             let (m, t) = self.pair(slot);
             self.log("verdict", m, Some(t), Some(det), || verdict.as_str().into());
@@ -1421,15 +1422,24 @@ impl<'a> Simulation<'a> {
 
     fn finish(self) -> Part {
         let d = self.scenario.detectors.len();
-        let mut timelines = self
-            .timelines
-            .into_iter()
-            .zip(&self.slots)
-            .map(|(mut tl, s)| {
-                tl.messages = s.messages;
-                tl.bytes = s.bytes;
-                tl
-            });
+        let mut counts = vec![0usize; self.slots.len()];
+        for &(slot, _, _) in &self.changes {
+            counts[slot as usize] += 1;
+        }
+        let mut timelines: Vec<DetectorTimeline> = self
+            .slots
+            .iter()
+            .zip(counts)
+            .map(|(s, n)| DetectorTimeline {
+                changes: Vec::with_capacity(n),
+                messages: s.messages,
+                bytes: s.bytes,
+            })
+            .collect();
+        for (slot, time, verdict) in self.changes {
+            timelines[slot as usize].changes.push((time, verdict));
+        }
+        let mut timelines = timelines.into_iter();
         let pairs = self
             .pairs
             .iter()
