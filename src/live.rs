@@ -16,7 +16,10 @@
 //! monitors, with the simulator's heartbeat phases and probe jitters for the
 //! seed, so that a live run and the simulated run of the same seed differ only
 //! by what the real machine adds (scheduling, loopback latency, signal
-//! delivery).
+//! delivery). Partitions, loss and slow links are not signals: each node's
+//! socket sits behind `fdlab_driver::faulty::FaultyTransport`, which applies
+//! the schedule's windows to the datagrams the node sends
+//! (`crate::live_links`).
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Write};
@@ -28,6 +31,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
+use fdlab_driver::faulty::FaultyTransport;
 use fdlab_driver::tokio_io::{TokioClock, TokioTransport};
 use fdlab_driver::Node;
 use fdlab_protocol::{Nanos, Verdict};
@@ -35,6 +39,7 @@ use fdlab_reports::atomic::write_file;
 use fdlab_reports::metrics::{run_metrics, scenario_metrics, ScenarioResult};
 use fdlab_reports::report::{write_report, INDEX_HTML};
 use fdlab_reports::tables::terminal_table;
+use fdlab_sim::dist::Sampler;
 use fdlab_sim::engine;
 use fdlab_sim::faults::{Action, Schedule};
 use fdlab_sim::outcome::{DetectorTimeline, PairOutcome, RunOutcome};
@@ -43,6 +48,7 @@ use fdlab_sim::scenario::{Expect, FaultKind, Scenario, Topology};
 use fdlab_sim::topology::Layout;
 use rand::RngExt;
 
+use crate::live_links::{heartbeat_stream, link_plan, MirrorDice};
 use crate::run::resolve;
 
 /// Most nodes (processes) a live run may start.
@@ -62,7 +68,7 @@ const GRACE: Duration = Duration::from_secs(5);
 #[derive(Args)]
 pub struct LiveArgs {
     /// A built-in scenario name or a scenario file (a mesh of at most 16 nodes
-    /// with crash and pause faults).
+    /// with crash, pause, partition, slow-link and loss faults).
     #[arg(value_name = "SCENARIO")]
     scenario: String,
     /// The seed: heartbeat phases, fault times drawn from windows, monitor
@@ -125,17 +131,22 @@ fn check_live(s: &Scenario) -> Result<(), String> {
     }
     for (i, f) in s.faults.iter().enumerate() {
         let kind = f.kind();
-        if !matches!(kind, FaultKind::Crash | FaultKind::Pause) {
+        if !supported_live(kind) {
             return Err(format!(
-                "{name}: faults[{i}].kind = \"{}\" is not supported live (only crash and pause; partitions, loss, slow links and the rest are simulator-only for now)",
+                "{name}: faults[{i}].kind = \"{}\" is not supported live (crash, pause, partition, slow-link and loss are)",
                 kind.name()
+            ));
+        }
+        if kind == FaultKind::Crash && f.duration.is_some() {
+            return Err(format!(
+                "{name}: faults[{i}].duration: a crash with a duration restarts its node, and restarts are not supported live; drop the duration"
             ));
         }
     }
     for (i, f) in s.random_faults.iter().enumerate() {
-        if !matches!(f.kind, FaultKind::Crash | FaultKind::Pause) {
+        if !supported_live(f.kind) || f.kind == FaultKind::Crash {
             return Err(format!(
-                "{name}: random_faults[{i}].kind = \"{}\" is not supported live (only crash and pause)",
+                "{name}: random_faults[{i}].kind = \"{}\" is not supported live (random crashes restart their node; pause, partition, slow-link and loss are supported)",
                 f.kind.name()
             ));
         }
@@ -143,12 +154,6 @@ fn check_live(s: &Scenario) -> Result<(), String> {
     if !s.clocks.is_empty() {
         return Err(format!(
             "{name}: clocks: per-node clock drift and offsets are not supported live (the processes share the machine's clock)"
-        ));
-    }
-    if s.network.loss > 0.0 {
-        return Err(format!(
-            "{name}: network.loss = {}: message loss is not supported live (loopback loses nothing)",
-            s.network.loss
         ));
     }
     for (i, d) in s.detectors.iter().enumerate() {
@@ -160,6 +165,19 @@ fn check_live(s: &Scenario) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Fault kinds a live run injects: crashes and pauses by signals, the
+/// network's by each node's transport filter (`crate::live_links`).
+fn supported_live(kind: FaultKind) -> bool {
+    matches!(
+        kind,
+        FaultKind::Crash
+            | FaultKind::Pause
+            | FaultKind::Partition
+            | FaultKind::SlowLink
+            | FaultKind::Loss
+    )
 }
 
 /// The scenario as the live run uses it: resolved, `--duration` applied,
@@ -242,6 +260,17 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
         std::process::exit(3);
     });
 
+    // The network faults of this node's outgoing datagrams: the same
+    // schedule the parent and the simulator resolve from (scenario, seed,
+    // duration), so no fault list needs to travel on the start line.
+    let schedule = Schedule::resolve(&scenario, &layout.nodes, &streams);
+    let plan = link_plan(&schedule, scenario.network.loss, me, &addrs);
+    let mut dice = MirrorDice::new(
+        streams,
+        me,
+        addrs.clone(),
+        Sampler::new(&scenario.network.latency),
+    );
     let mut node: Node<SocketAddr> = Node::new();
     for &(m, t) in &layout.pairs {
         if m == me {
@@ -268,9 +297,8 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
                 }
             }
             for interval in intervals {
-                let ids = [u64::from(m), u64::from(t), interval.as_nanos()];
-                let mut rng = streams.stream(Purpose::Heartbeat, &ids);
-                let phase = Nanos(rng.random_range(0..interval.as_nanos().max(1)));
+                let (phase, rng) = heartbeat_stream(&streams, m, t, interval);
+                dice.add_heartbeats(m, interval, rng);
                 node.send_heartbeats(addrs[m as usize], interval, phase);
             }
         }
@@ -299,6 +327,7 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
     runtime
         .block_on(async {
             let clock = TokioClock::start();
+            let net = FaultyTransport::new(net, clock, plan, dice);
             node.run(&clock, &net, until).await
         })
         .map_err(|e| format!("UDP socket: {e}"))?;
@@ -641,19 +670,18 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
     let streams = Streams::new(args.seed);
     let layout = Layout::build(&scenario.topology, &streams);
     let schedule = Schedule::resolve(&scenario, &layout.nodes, &streams);
-    if !schedule.partitions.is_empty() || !schedule.link_faults.is_empty() {
-        return Err(format!(
-            "{}: partitions and link faults are not supported live",
-            scenario.name
-        ));
-    }
+    // `check_live` refused every fault that would need another action; this
+    // guards against a schedule that still holds one.
     for (_, action) in &schedule.actions {
         if !matches!(
             action,
-            Action::Crash { .. } | Action::PauseStart { .. } | Action::PauseEnd { .. }
+            Action::Crash { .. }
+                | Action::PauseStart { .. }
+                | Action::PauseEnd { .. }
+                | Action::Heal { .. }
         ) {
             return Err(format!(
-                "{}: fault action {action:?} is not supported live (only crash and pause)",
+                "{}: fault action {action:?} is not supported live (crash, pause and the network's faults are)",
                 scenario.name
             ));
         }

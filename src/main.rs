@@ -10,6 +10,7 @@ mod bench;
 mod check;
 mod list;
 mod live;
+mod live_links;
 mod run;
 mod simulate;
 mod sweep;

@@ -10,6 +10,7 @@ mod common;
 use common::{fdlab, text};
 
 const CRASH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live/crash.toml");
+const PARTITION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live/partition.toml");
 
 /// The node pids from `live: N node processes, pids P1 P2 ...`.
 fn pids(stdout: &str) -> Vec<u32> {
@@ -117,9 +118,14 @@ fn a_live_crash_is_detected_within_tolerance_of_the_simulation() {
 fn unsupported_scenarios_are_refused_before_any_process_starts() {
     for (scenario, needle) in [
         ("pipeline-kill", "dataflow"),
-        ("partition-heal", "partition"),
-        ("bursty-loss", "not supported live"),
-        ("clock-drift-monitor", "not supported live"),
+        (
+            "cpu-starvation",
+            "faults[0].kind = \"degrade\" is not supported live",
+        ),
+        (
+            "clock-drift-monitor",
+            "faults[0].kind = \"clock\" is not supported live",
+        ),
     ] {
         let o = fdlab(&["live", scenario, "--out", "/nonexistent/never-written"]);
         let stderr = text(&o.stderr);
@@ -129,6 +135,63 @@ fn unsupported_scenarios_are_refused_before_any_process_starts() {
     }
     let o = fdlab(&["live", "crash-mesh", "--duration", "6m"]);
     assert!(text(&o.stderr).contains("longer than a live run"));
+    // A crash with a duration restarts its node: refused, naming the field.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("restart.toml");
+    let crash = std::fs::read_to_string(CRASH).unwrap();
+    std::fs::write(&file, format!("{crash}duration = \"2s\"\n")).unwrap();
+    let o = fdlab(&["live", file.to_str().unwrap()]);
+    let stderr = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("faults[0].duration") && stderr.contains("restarts are not supported live"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_live_partition_is_detected_within_tolerance_of_the_simulation() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live");
+    let started = Instant::now();
+    let o = fdlab(&[
+        "live",
+        PARTITION,
+        "--sim-seeds",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let wall = started.elapsed();
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
+    assert_gone(&pids(&stdout), Duration::ZERO, true);
+    assert!(wall < Duration::from_secs(40), "took {wall:?}");
+    let mut rows = csv::Reader::from_path(out.join("calibration.csv")).unwrap();
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let mut seen = Vec::new();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let detector = row[col("detector")].to_owned();
+        // n1's 4 monitors lose it (one way: n1 still hears them); n3's 4
+        // monitors lose it, and n3 loses its 4 targets: 12 detections, which
+        // the transports' filters alone cause (no process stops).
+        assert_eq!(&row[col("live_detected")], "12", "{detector}: {row:?}");
+        assert_eq!(&row[col("live_missed")], "0", "{detector}: {row:?}");
+        assert_eq!(&row[col("live_mistakes")], "0", "{detector}: {row:?}");
+        let live: f64 = row[col("live_p50_ms")].parse().unwrap();
+        let sim: f64 = row[col("sim_same_seed_p50_ms")].parse().unwrap();
+        let tolerance = (sim * 0.10).max(200.0);
+        assert!(
+            (live - sim).abs() <= tolerance,
+            "{detector}: live p50 {live} ms vs simulated {sim} ms"
+        );
+        assert_eq!(&row[col("within_tolerance")], "true", "{detector}");
+        seen.push(detector);
+    }
+    assert_eq!(seen, ["fixed-3s", "phi-akka", "phi-100ms"]);
 }
 
 #[test]
