@@ -40,7 +40,7 @@ use fdlab_reports::metrics::{run_metrics, scenario_metrics, ScenarioResult};
 use fdlab_reports::report::{write_report, INDEX_HTML};
 use fdlab_reports::tables::terminal_table;
 use fdlab_sim::dist::Sampler;
-use fdlab_sim::engine;
+use fdlab_sim::engine::{self, LIVENESS_MESSAGE_BYTES};
 use fdlab_sim::faults::{Action, Schedule};
 use fdlab_sim::outcome::{DetectorTimeline, PairOutcome, RunOutcome};
 use fdlab_sim::rng::{name_hash, Purpose, Streams};
@@ -49,6 +49,7 @@ use fdlab_sim::topology::Layout;
 use rand::RngExt;
 
 use crate::live_links::{heartbeat_stream, link_plan, MirrorDice};
+use crate::live_traffic::{parse_line, Counter, SentLines, Traffic, REPORT_PERIOD};
 use crate::run::resolve;
 
 /// Most nodes (processes) a live run may start.
@@ -205,7 +206,8 @@ fn write_line(out: &mut impl Write, line: &str) {
 }
 
 /// `fdlab live-node`: prints `port P`, reads `start UNIX_NS ADDR...`, runs
-/// until the duration, streaming `v WATCH T_NS VERDICT`, then prints `done`.
+/// until the duration, streaming `v WATCH T_NS VERDICT` and its sent-message
+/// counts (`crate::live_traffic`), then prints `done`.
 pub fn node(args: &NodeArgs) -> Result<(), String> {
     let mut scenario = resolve(&args.scenario)?;
     scenario.duration = Nanos(args.duration_ns);
@@ -303,6 +305,16 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
             }
         }
     }
+    let mut sent_lines = SentLines::new(addrs.clone());
+    node.set_sent_observer(
+        REPORT_PERIOD,
+        Box::new(move |_, sent| {
+            let mut out = io::stdout().lock();
+            for line in sent_lines.lines(sent) {
+                write_line(&mut out, &line);
+            }
+        }),
+    );
     node.set_observer(Box::new(|watch, at, verdict| {
         let v = match verdict {
             Verdict::Alive => "alive",
@@ -341,6 +353,8 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
 enum Report {
     Port(u16),
     Change(usize, Nanos, Verdict),
+    /// A cumulative count of sent datagrams (`crate::live_traffic`).
+    Sent(Counter, u64),
     Done,
     /// Standard output closed (the process ended).
     Closed,
@@ -364,7 +378,7 @@ fn parse_report(line: &str) -> Option<Report> {
             ))
         }
         ["done"] => Some(Report::Done),
-        _ => None,
+        _ => parse_line(&w).map(|(counter, n)| Report::Sent(counter, n)),
     }
 }
 
@@ -771,6 +785,7 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
         by_monitor[m as usize].push(t);
     }
     let mut changes: BTreeMap<(u32, u32, usize), Vec<(Nanos, Verdict)>> = BTreeMap::new();
+    let mut traffic = Traffic::default();
     let mut finished = vec![false; n as usize];
     let mut next_action = 0;
     let end = start + duration;
@@ -840,6 +855,7 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
                     changes.entry((i, t, d)).or_default().push((at, verdict));
                 }
             }
+            Ok((i, Report::Sent(counter, count))) => traffic.handle_count(i, counter, count),
             Ok((i, Report::Done | Report::Closed)) => finished[i as usize] = true,
             Ok((_, Report::Port(_))) | Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -851,19 +867,31 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
     let pairs = layout
         .pairs
         .iter()
-        .map(|&(m, t)| PairOutcome {
-            monitor: m,
-            target: t,
-            must_detect: schedule.must_detect(m, t),
-            unjudged: schedule.unjudged(m),
-            detectors: (0..d_count)
-                .map(|d| DetectorTimeline {
-                    changes: changes.remove(&(m, t, d)).unwrap_or_default(),
-                    // Traffic is not counted live.
-                    messages: 0,
-                    bytes: 0,
-                })
-                .collect(),
+        .map(|&(m, t)| {
+            // The monitor's watches: per target in pair order, per detector.
+            let k = by_monitor[m as usize]
+                .iter()
+                .position(|&x| x == t)
+                .unwrap_or(0);
+            PairOutcome {
+                monitor: m,
+                target: t,
+                must_detect: schedule.must_detect(m, t),
+                unjudged: schedule.unjudged(m),
+                detectors: (0..d_count)
+                    .map(|d| {
+                        let heartbeat = scenario.detectors[d].config.heartbeat_interval();
+                        let messages = traffic.messages(m, t, k * d_count + d, heartbeat);
+                        DetectorTimeline {
+                            changes: changes.remove(&(m, t, d)).unwrap_or_default(),
+                            messages,
+                            // The simulator's accounting per message, so that
+                            // the two reports' bytes compare.
+                            bytes: messages * LIVENESS_MESSAGE_BYTES,
+                        }
+                    })
+                    .collect(),
+            }
         })
         .collect();
     let live = RunOutcome {

@@ -11,6 +11,7 @@ mod check;
 mod list;
 mod live;
 mod live_links;
+mod live_traffic;
 mod run;
 mod simulate;
 mod sweep;

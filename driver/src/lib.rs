@@ -24,4 +24,4 @@ pub mod madsim_io;
 #[cfg(not(madsim))]
 pub mod tokio_io;
 
-pub use node::{Clock, Node, Transport, Watch};
+pub use node::{Clock, Node, Sent, Transport, Watch};

@@ -79,12 +79,54 @@ struct Beat<A> {
 /// as it happens (a live host streams them out: a killed process keeps none).
 pub type Observer = Box<dyn FnMut(usize, Nanos, Verdict) + Send>;
 
+/// The liveness datagrams a node has sent since it started, by what they
+/// serve: the overhead of each detector is the heartbeats of the stream it
+/// listens to, or its probes and their replies. Counted when the driver
+/// sends, before any network fault can drop them (as the simulator counts).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sent<A> {
+    /// Per heartbeat stream, in `send_heartbeats` order: (monitor, interval,
+    /// heartbeats sent).
+    pub heartbeats: Vec<(A, Nanos, u64)>,
+    /// Per watch, in `watch` order: probes sent.
+    pub probes: Vec<u64>,
+    /// Per (prober, the prober's watch number): probe replies sent.
+    pub replies: Vec<(A, u32, u64)>,
+}
+
+impl<A> Default for Sent<A> {
+    fn default() -> Self {
+        Sent {
+            heartbeats: Vec::new(),
+            probes: Vec::new(),
+            replies: Vec::new(),
+        }
+    }
+}
+
+/// Called with (local time, the counts so far) at most once per reporting
+/// period while the counts change, and once at the end of `run`: a live host
+/// streams them out, so a killed process has reported all but its last period.
+pub type SentObserver<A> = Box<dyn FnMut(Nanos, &Sent<A>) + Send>;
+
+/// How and when to report [`Sent`].
+struct SentReports<A> {
+    every: Nanos,
+    /// The earliest instant of the next report.
+    next: Nanos,
+    /// Counts changed since the last report.
+    dirty: bool,
+    observer: SentObserver<A>,
+}
+
 /// A node: the detectors it runs as a monitor and the heartbeats it sends as a
 /// target. It answers every probe it receives.
 pub struct Node<A> {
     watches: Vec<Watch<A>>,
     beats: Vec<Beat<A>>,
     observer: Option<Observer>,
+    sent: Sent<A>,
+    sent_reports: Option<SentReports<A>>,
 }
 
 impl<A: std::fmt::Debug> std::fmt::Debug for Node<A> {
@@ -93,6 +135,8 @@ impl<A: std::fmt::Debug> std::fmt::Debug for Node<A> {
             .field("watches", &self.watches)
             .field("beats", &self.beats)
             .field("observer", &self.observer.is_some())
+            .field("sent", &self.sent)
+            .field("sent_reports", &self.sent_reports.is_some())
             .finish()
     }
 }
@@ -103,6 +147,8 @@ impl<A> Default for Node<A> {
             watches: Vec::new(),
             beats: Vec::new(),
             observer: None,
+            sent: Sent::default(),
+            sent_reports: None,
         }
     }
 }
@@ -130,6 +176,7 @@ impl<A: Clone + PartialEq> Node<A> {
         if probes {
             detector.handle_start_probing(now, jitter);
         }
+        self.sent.probes.push(0);
         self.watches.push(Watch {
             peer,
             name: name.to_owned(),
@@ -145,9 +192,11 @@ impl<A: Clone + PartialEq> Node<A> {
     /// simulator's: after a stall it fires once, late, then keeps its period),
     /// the first at local time `first`.
     pub fn send_heartbeats(&mut self, peer: A, interval: Nanos, first: Nanos) {
+        let interval = interval.max(Nanos(1));
+        self.sent.heartbeats.push((peer.clone(), interval, 0));
         self.beats.push(Beat {
             peer,
-            interval: interval.max(Nanos(1)),
+            interval,
             next: first,
         });
     }
@@ -155,6 +204,22 @@ impl<A: Clone + PartialEq> Node<A> {
     /// Calls `observer` on every verdict change from now on.
     pub fn set_observer(&mut self, observer: Observer) {
         self.observer = Some(observer);
+    }
+
+    /// Calls `observer` with the counts of sent datagrams, at most once per
+    /// `every` of local time while they change, and at the end of `run`.
+    pub fn set_sent_observer(&mut self, every: Nanos, observer: SentObserver<A>) {
+        self.sent_reports = Some(SentReports {
+            every: every.max(Nanos(1)),
+            next: Nanos::ZERO,
+            dirty: false,
+            observer,
+        });
+    }
+
+    /// The liveness datagrams sent so far.
+    pub fn sent(&self) -> &Sent<A> {
+        &self.sent
     }
 
     pub fn watches(&self) -> &[Watch<A>] {
@@ -184,6 +249,7 @@ impl<A: Clone + PartialEq> Node<A> {
         loop {
             let now = clock.now();
             if now >= until {
+                self.report_sent(now, true);
                 return Ok(());
             }
             // Woke much later than asked: the process was stalled (stopped,
@@ -197,16 +263,18 @@ impl<A: Clone + PartialEq> Node<A> {
             // Heartbeats go out even during a hold: it only delays judging.
             self.send_beats(net, now).await;
             let wake = if now < hold_until {
-                self.next_beat()
-                    .min(hold_until)
-                    .max(now + Nanos(1))
-                    .min(until)
+                self.next_beat().min(hold_until)
             } else {
                 self.fire_due(net, now).await;
-                // Everything due at `now` was handled; a detector that still
-                // asks for `now` must not make the loop spin without time passing.
-                self.next_wake().max(now + Nanos(1)).min(until)
+                self.next_wake()
             };
+            self.report_sent(now, false);
+            // Everything due at `now` was handled; a detector that still asks
+            // for `now` must not make the loop spin without time passing.
+            let wake = wake
+                .min(self.next_sent_report())
+                .max(now + Nanos(1))
+                .min(until);
             asked = Some(wake);
             let arrived = {
                 let mut sleep = pin!(clock.sleep_until(wake));
@@ -224,6 +292,33 @@ impl<A: Clone + PartialEq> Node<A> {
                 let now = clock.now();
                 self.on_datagram(net, now, &bytes, from).await;
             }
+        }
+    }
+
+    /// Reports the sent counts if they changed and the period has passed
+    /// (or at the end, `last`).
+    fn report_sent(&mut self, now: Nanos, last: bool) {
+        let Some(r) = &mut self.sent_reports else {
+            return;
+        };
+        if r.dirty && (last || now >= r.next) {
+            (r.observer)(now, &self.sent);
+            r.dirty = false;
+            r.next = now.saturating_add(r.every);
+        }
+    }
+
+    /// When the next report of sent counts is due (never if nothing changed).
+    fn next_sent_report(&self) -> Nanos {
+        match &self.sent_reports {
+            Some(r) if r.dirty => r.next,
+            _ => Nanos::MAX,
+        }
+    }
+
+    fn count_sent(&mut self) {
+        if let Some(r) = &mut self.sent_reports {
+            r.dirty = true;
         }
     }
 
@@ -265,6 +360,8 @@ impl<A: Clone + PartialEq> Node<A> {
                     interval: beat.interval,
                 };
                 let peer = beat.peer.clone();
+                self.sent.heartbeats[b].2 += 1;
+                self.count_sent();
                 let _ = net.send(&peer, &msg.encode()).await;
             }
         }
@@ -300,6 +397,16 @@ impl<A: Clone + PartialEq> Node<A> {
             }
             Some(Msg::Probe { watch, id }) => {
                 let reply = Msg::ProbeReply { watch, id };
+                match self
+                    .sent
+                    .replies
+                    .iter_mut()
+                    .find(|(p, w, _)| *p == from && *w == watch)
+                {
+                    Some(count) => count.2 += 1,
+                    None => self.sent.replies.push((from.clone(), watch, 1)),
+                }
+                self.count_sent();
                 let _ = net.send(&from, &reply.encode()).await;
             }
             Some(Msg::ProbeReply { watch, id }) => {
@@ -334,6 +441,8 @@ impl<A: Clone + PartialEq> Node<A> {
                 id: tx.probe.0,
             };
             let peer = self.watches[i].peer.clone();
+            self.sent.probes[i] += 1;
+            self.count_sent();
             let _ = net.send(&peer, &msg.encode()).await;
         }
     }

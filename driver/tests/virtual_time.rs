@@ -182,3 +182,72 @@ fn an_adaptive_prober_sends_probes_learns_from_replies_and_fails_when_they_stop(
         "no mistake while it answered: {timeline:?}"
     );
 }
+
+#[test]
+fn sent_datagrams_are_counted_per_stream_watch_and_prober_and_reported_per_period() {
+    use std::sync::{Arc, Mutex};
+
+    let host = Host::default();
+    {
+        let mut w = host.0.borrow_mut();
+        w.answer_after = ms(2);
+        w.answer_until = ms(5_000);
+        // Node 9 probes us three times for its watch 2, once for its watch 4.
+        for (k, watch) in [(0u64, 2u32), (1, 2), (2, 2), (3, 4)] {
+            let probe = Msg::Probe { watch, id: k }.encode().to_vec();
+            w.inbox.push_back((ms(300 + 1000 * k), 9, probe));
+        }
+    }
+    let mut node = Node::new();
+    node.send_heartbeats(3, ms(100), ms(50));
+    let config = DetectorConfig::AdaptiveProbe(AdaptiveProbeConfig {
+        initial_timeout: ms(1000),
+        ..Default::default()
+    });
+    node.watch(5, "probe", config, Nanos::ZERO, 0.5).unwrap();
+    type Reports = Vec<(Nanos, fdlab_driver::Sent<u32>)>;
+    let reports: Arc<Mutex<Reports>> = Arc::default();
+    let log = Arc::clone(&reports);
+    node.set_sent_observer(
+        ms(1000),
+        Box::new(move |now, sent| log.lock().unwrap().push((now, sent.clone()))),
+    );
+    block_on(node.run(&host, &host, ms(5_000))).unwrap();
+
+    let w = host.0.borrow();
+    let count = |pred: &dyn Fn(&Msg) -> bool| {
+        w.sent
+            .iter()
+            .filter(|s| Msg::decode(&s.2).is_some_and(|m| pred(&m)))
+            .count() as u64
+    };
+    let sent = node.sent();
+    // Heartbeats at 50, 150, ..., 4950 ms.
+    assert_eq!(sent.heartbeats, [(3, ms(100), 50)]);
+    assert_eq!(
+        sent.heartbeats[0].2,
+        count(&|m| matches!(m, Msg::Heartbeat { .. }))
+    );
+    assert_eq!(sent.probes, [count(&|m| matches!(m, Msg::Probe { .. }))]);
+    assert!(sent.probes[0] >= 4, "{sent:?}");
+    assert_eq!(sent.replies, [(9, 2, 3), (9, 4, 1)]);
+
+    let reports = reports.lock().unwrap();
+    // Once per second at most while the counts change, and the last report
+    // (at the end of the run) holds the final counts.
+    assert!(
+        reports.len() >= 5 && reports.len() <= 6,
+        "{}",
+        reports.len()
+    );
+    let periodic = &reports[..reports.len() - 1];
+    for pair in periodic.windows(2) {
+        assert!(
+            pair[1].0 >= pair[0].0 + ms(1000),
+            "{:?}",
+            (pair[0].0, pair[1].0)
+        );
+    }
+    assert_eq!(&reports.last().unwrap().1, sent);
+    assert!(reports.last().unwrap().0 >= ms(5_000));
+}
