@@ -108,9 +108,9 @@ pub struct NodeArgs {
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Checks that `scenario` can run live; the error names the field.
-fn check_live(s: &Scenario) -> Result<(), String> {
-    let name = &s.name;
+/// Checks that `scenario` can run live; the error names `name` (the file as
+/// given, or the built-in's name) and the field.
+fn check_live(s: &Scenario, name: &str) -> Result<(), String> {
     match &s.topology {
         Topology::Mesh { nodes, .. } if *nodes <= MAX_NODES => {}
         Topology::Mesh { nodes, .. } => {
@@ -192,7 +192,7 @@ fn live_scenario(arg: &str, duration: Option<Nanos>) -> Result<Scenario, String>
         s.duration = d;
     }
     s.validate().map_err(|e| format!("{}: {e}", s.name))?;
-    check_live(&s)?;
+    check_live(&s, arg)?;
     Ok(s)
 }
 
@@ -978,4 +978,48 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
         path.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_live_scenario_file_is_accepted_and_the_network_built_ins_too() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 4, "{files:?}");
+        for file in &files {
+            let s = live_scenario(file.to_str().unwrap(), None)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            assert!(s.duration <= Nanos::from_secs(90), "{}", file.display());
+        }
+        for builtin in [
+            "partition-heal",
+            "partition-one-way",
+            "slow-link",
+            "bursty-loss",
+        ] {
+            live_scenario(builtin, None).unwrap_or_else(|e| panic!("{builtin}: {e}"));
+        }
+    }
+
+    #[test]
+    fn unsupported_faults_are_refused_naming_the_field() {
+        for (builtin, field) in [
+            ("pipeline-kill", "topology.kind"),
+            ("cpu-starvation", "faults[0].kind = \"degrade\""),
+            ("backpressure-cascade", "topology.kind"),
+            ("clock-step-monitor", "faults[0].kind = \"clock\""),
+        ] {
+            let e = live_scenario(builtin, None).unwrap_err();
+            assert!(e.contains(field), "{builtin}: {e}");
+            assert!(!e.contains('\n'), "{builtin}: {e}");
+        }
+    }
 }

@@ -176,7 +176,9 @@ fn unsupported_scenarios_are_refused_before_any_process_starts() {
     let stderr = text(&o.stderr);
     assert!(!o.status.success());
     assert!(
-        stderr.contains("faults[0].duration") && stderr.contains("restarts are not supported live"),
+        stderr.contains(file.to_str().unwrap())
+            && stderr.contains("faults[0].duration")
+            && stderr.contains("restarts are not supported live"),
         "{stderr}"
     );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");

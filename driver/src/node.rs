@@ -54,6 +54,10 @@ const STALL: Nanos = Nanos::from_millis(50);
 /// After a stall, timers wait this long for the datagrams that queued up.
 const STALL_GRACE: Nanos = Nanos::from_millis(2);
 
+/// Most (prober, watch) reply counters a node keeps: far more than a run's
+/// monitored pairs, and a bound on what garbage probes can make it allocate.
+const MAX_REPLY_COUNTERS: usize = 4096;
+
 /// One detector watching one peer.
 #[derive(Debug)]
 pub struct Watch<A> {
@@ -397,14 +401,17 @@ impl<A: Clone + PartialEq> Node<A> {
             }
             Some(Msg::Probe { watch, id }) => {
                 let reply = Msg::ProbeReply { watch, id };
-                match self
-                    .sent
-                    .replies
-                    .iter_mut()
-                    .find(|(p, w, _)| *p == from && *w == watch)
+                let replies = &mut self.sent.replies;
+                match replies
+                    .iter()
+                    .position(|(p, w, _)| *p == from && *w == watch)
                 {
-                    Some(count) => count.2 += 1,
-                    None => self.sent.replies.push((from.clone(), watch, 1)),
+                    Some(i) => replies[i].2 += 1,
+                    None if replies.len() < MAX_REPLY_COUNTERS => {
+                        replies.push((from.clone(), watch, 1));
+                    }
+                    // Probes naming ever new watches are not a run's traffic.
+                    None => {}
                 }
                 self.count_sent();
                 let _ = net.send(&from, &reply.encode()).await;
