@@ -920,7 +920,7 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
         say!("{}", terminal_table(m));
     }
     say!(
-        "calibration: delay in ms from a fault's start to a Failed verdict (a detection of a crash, a mistake on a pause), live seed {} vs the simulator on the same seed, and over {} seeds (tolerance: |live p50 - sim p50| <= max({:.0}% of sim p50, {TOLERANCE_MS:.0} ms))",
+        "calibration: delay in ms from a fault's start to a Failed verdict (the detection of a fault to detect, or a mistake about the node a tolerated fault names), live seed {} vs the simulator on the same seed, and over {} seeds (tolerance: |live p50 - sim p50| <= max({:.0}% of sim p50, {TOLERANCE_MS:.0} ms))",
         args.seed,
         args.sim_seeds.max(1),
         TOLERANCE_SHARE * 100.0

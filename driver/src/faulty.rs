@@ -21,7 +21,8 @@
 //! what lets a held datagram leave at the heal in its send order. The cost: a
 //! delayed or held datagram waits in the sender's process, so a sender that
 //! is stopped (`SIGSTOP`) while datagrams are in its delay queue sends them
-//! late; the simulator's network would deliver them meanwhile.
+//! late (a killed one never); the simulator's network would deliver them
+//! meanwhile.
 //!
 //! [`FaultyTransport`] is the async adapter: it runs the filter on `send`,
 //! and its `recv` also sends the delayed and released datagrams when they
