@@ -248,6 +248,74 @@ fn the_time_bound_kills_every_node() {
     assert!(!out.join("calibration.csv").exists());
 }
 
+/// Background loss with no window edges: each heartbeat's fate is the draw
+/// the simulator makes for it (the same stream, the same order), so the live
+/// run must lose the same heartbeats. A 250 ms timeout on 100 ms heartbeats
+/// turns two or more losses in a row into a mistake with 50 ms of margin
+/// either way, so real-time jitter cannot add or remove one.
+const LOSS: &str = r#"
+description = "30% loss on every link, 100 ms heartbeats, 250 ms timeout"
+duration = "8s"
+
+[topology]
+kind = "mesh"
+nodes = 4
+monitors_per_node = "all"
+
+[network]
+latency = { dist = "constant", value = "100us" }
+loss = 0.3
+
+[[detectors]]
+name = "fixed-250ms"
+kind = "fixed-timeout"
+interval = "100ms"
+timeout = "250ms"
+"#;
+
+#[test]
+fn live_losses_are_the_simulations_losses_for_the_same_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("loss.toml");
+    std::fs::write(&file, LOSS).unwrap();
+    let out = dir.path().join("live");
+    let o = fdlab(&[
+        "live",
+        file.to_str().unwrap(),
+        "--sim-seeds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
+    assert_gone(&pids(&stdout), Duration::ZERO, true);
+    // Mistakes per (scenario, monitor, target).
+    let mut rows = csv::Reader::from_path(out.join("mistakes.csv")).unwrap();
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let mut live = std::collections::BTreeMap::new();
+    let mut sim = std::collections::BTreeMap::new();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let side = if row[col("scenario")].ends_with("(live)") {
+            &mut live
+        } else {
+            &mut sim
+        };
+        *side
+            .entry((
+                row[col("monitor")].to_owned(),
+                row[col("target")].to_owned(),
+            ))
+            .or_insert(0) += 1;
+    }
+    let total: u32 = sim.values().sum();
+    assert!(total >= 20, "30% loss makes mistakes: {sim:?}");
+    assert_eq!(live, sim, "mistakes per pair, live vs simulated");
+    assert_traffic_matches_the_simulation(&out);
+}
+
 /// Starts `fdlab live` on the crash scenario and returns it with its node pids.
 fn start_live(out: &Path) -> (std::process::Child, Vec<u32>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fdlab"))
