@@ -58,7 +58,8 @@ enum Command {
     Merge(sweep::MergeArgs),
     /// Run a small mesh scenario with one real process per node on loopback
     /// UDP, crash and pause faults sent as real signals (SIGKILL, SIGSTOP and
-    /// SIGCONT), and compare the measured detection times with the
+    /// SIGCONT), partitions, loss and slow links applied by each node's
+    /// transport, and compare the measured detection times with the
     /// simulator's prediction (`calibration.csv`).
     Live(live::LiveArgs),
     /// One node process of `fdlab live` (started by it, not by hand).
