@@ -154,7 +154,7 @@ impl<A: PartialEq> Dice<A> for MirrorDice<A> {
                     return true;
                 }
             }
-            Some(Msg::Probe { .. } | Msg::ProbeReply { .. }) | None => {}
+            Some(Msg::Probe { .. } | Msg::ProbeReply { .. } | Msg::Frame(_)) | None => {}
         }
         if keep >= 1.0 {
             return true;

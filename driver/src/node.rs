@@ -66,6 +66,8 @@ pub struct Watch<A> {
     pub detector: Detector,
     /// The heartbeat stream it listens to (by interval), if any.
     heartbeat_interval: Option<Nanos>,
+    /// Whether it watches the data stream from its peer (frames).
+    data_stream: bool,
     verdict: Verdict,
     /// Verdict changes in local time; Alive before the first.
     pub timeline: Vec<(Nanos, Verdict)>,
@@ -175,6 +177,7 @@ impl<A: Clone + PartialEq> Node<A> {
         jitter: f64,
     ) -> Result<(), ConfigError> {
         let heartbeat_interval = config.heartbeat_interval();
+        let data_stream = config.uses_data_stream();
         let probes = config.uses_probes();
         let mut detector = Detector::new(config, now)?;
         if probes {
@@ -186,6 +189,7 @@ impl<A: Clone + PartialEq> Node<A> {
             name: name.to_owned(),
             detector,
             heartbeat_interval,
+            data_stream,
             verdict: Verdict::Alive,
             timeline: Vec::new(),
         });
@@ -423,6 +427,15 @@ impl<A: Clone + PartialEq> Node<A> {
                         .detector
                         .handle_probe_reply(now, ProbeId(id));
                     self.settle(net, i, now).await;
+                }
+            }
+            Some(Msg::Frame(frame)) => {
+                for i in 0..self.watches.len() {
+                    let w = &mut self.watches[i];
+                    if w.peer == from && w.data_stream {
+                        w.detector.handle_frame(now, frame);
+                        self.settle(net, i, now).await;
+                    }
                 }
             }
             None => {}

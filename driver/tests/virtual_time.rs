@@ -251,3 +251,36 @@ fn sent_datagrams_are_counted_per_stream_watch_and_prober_and_reported_per_perio
     assert_eq!(&reports.last().unwrap().1, sent);
     assert!(reports.last().unwrap().0 >= ms(5_000));
 }
+
+#[test]
+fn data_frames_from_the_watched_peer_drive_a_stream_detector() {
+    use fdlab_protocol::decay::DataflowDecayConfig;
+    use fdlab_protocol::Frame;
+
+    let host = Host::default();
+    {
+        let mut w = host.0.borrow_mut();
+        let data = Msg::Frame(Frame::Data).encode().to_vec();
+        for k in 1..=100u64 {
+            w.inbox.push_back((ms(10 * k), 7, data.clone()));
+            // Another upstream's frames keep flowing; they must not help 7.
+            w.inbox.push_back((ms(10 * k + 3), 8, data.clone()));
+        }
+        for k in 101..=200u64 {
+            w.inbox.push_back((ms(10 * k + 3), 8, data.clone()));
+        }
+    }
+    let mut node = Node::new();
+    let config = DetectorConfig::DataflowDecay(DataflowDecayConfig::default());
+    node.watch(7, "decay", config, Nanos::ZERO, 0.0).unwrap();
+    block_on(node.run(&host, &host, ms(3_000))).unwrap();
+    let timeline = &node.watches()[0].timeline;
+    let failed = timeline.iter().find(|c| c.1 == Verdict::Failed);
+    // The last frame from 7 is at 1 s; 1.2 intervals later the score decays
+    // by 0.9 a millisecond: under 0.2 about 16 ms after that.
+    assert!(
+        failed.is_some_and(|&(at, _)| at > ms(1_010) && at < ms(1_060)),
+        "{timeline:?}"
+    );
+    assert!(timeline.iter().all(|c| c.0 > ms(1_000)), "{timeline:?}");
+}
