@@ -40,14 +40,15 @@ use fdlab_reports::metrics::{run_metrics, scenario_metrics, ScenarioResult};
 use fdlab_reports::report::{write_report, INDEX_HTML};
 use fdlab_reports::tables::terminal_table;
 use fdlab_sim::dist::Sampler;
-use fdlab_sim::engine::{self, LIVENESS_MESSAGE_BYTES};
+use fdlab_sim::engine::{self, LIVENESS_MESSAGE_BYTES, STREAM_HEARTBEAT_BYTES};
 use fdlab_sim::faults::{Action, Schedule};
 use fdlab_sim::outcome::{DetectorTimeline, PairOutcome, RunOutcome};
 use fdlab_sim::rng::{name_hash, Purpose, Streams};
-use fdlab_sim::scenario::{Expect, FaultKind, Scenario, Topology};
+use fdlab_sim::scenario::{Channel, Expect, FaultKind, Scenario, Topology};
 use fdlab_sim::topology::Layout;
 use rand::RngExt;
 
+use crate::live_dataflow::{stream_heartbeat_lines, Stage, StageTransport};
 use crate::live_links::{heartbeat_stream, link_plan, MirrorDice};
 use crate::live_traffic::{parse_line, Counter, SentLines, Traffic, REPORT_PERIOD};
 use crate::run::resolve;
@@ -111,19 +112,23 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Checks that `scenario` can run live; the error names `name` (the file as
 /// given, or the built-in's name) and the field.
 fn check_live(s: &Scenario, name: &str) -> Result<(), String> {
-    match &s.topology {
-        Topology::Mesh { nodes, .. } if *nodes <= MAX_NODES => {}
+    let dataflow = match &s.topology {
+        Topology::Mesh { nodes, .. } if *nodes <= MAX_NODES => false,
         Topology::Mesh { nodes, .. } => {
             return Err(format!(
                 "{name}: topology.nodes = {nodes}: a live run starts one process per node, at most {MAX_NODES}"
             ))
         }
-        Topology::Dataflow { .. } => {
-            return Err(format!(
-                "{name}: topology.kind = \"dataflow\" is not supported live yet (no data-frame stream sockets); use a mesh"
-            ))
+        Topology::Dataflow { layers } => {
+            let stages: u32 = layers.iter().sum();
+            if stages > MAX_NODES {
+                return Err(format!(
+                    "{name}: topology.layers: {stages} stages; a live run starts one process per stage, at most {MAX_NODES}"
+                ));
+            }
+            true
         }
-    }
+    };
     if s.duration > MAX_DURATION {
         return Err(format!(
             "{name}: duration = {} is longer than a live run may last ({MAX_DURATION}); shorten it with --duration",
@@ -157,13 +162,41 @@ fn check_live(s: &Scenario, name: &str) -> Result<(), String> {
             "{name}: clocks: per-node clock drift and offsets are not supported live (the processes share the machine's clock)"
         ));
     }
-    for (i, d) in s.detectors.iter().enumerate() {
-        if d.config.heartbeat_interval().is_none() && !d.config.uses_probes() {
+    if dataflow {
+        check_live_dataflow(s, name)?;
+    }
+    Ok(())
+}
+
+/// What a live dataflow cannot do: its data links are TCP streams.
+fn check_live_dataflow(s: &Scenario, name: &str) -> Result<(), String> {
+    let on_links = |kind: FaultKind| matches!(kind, FaultKind::Partition | FaultKind::SlowLink);
+    let why = "on a dataflow live: its data links are TCP streams, which the transport filter does not cut or slow (loss is supported: it hits control datagrams only, as in the simulator)";
+    for (i, f) in s.faults.iter().enumerate() {
+        if on_links(f.kind()) {
             return Err(format!(
-                "{name}: detectors[{i}] (`{}`) watches data frames, which live runs do not send; use heartbeat or probe detectors",
-                d.name
+                "{name}: faults[{i}].kind = \"{}\" is not supported {why}",
+                f.kind().name()
             ));
         }
+    }
+    for (i, f) in s.random_faults.iter().enumerate() {
+        if on_links(f.kind) {
+            return Err(format!(
+                "{name}: random_faults[{i}].kind = \"{}\" is not supported {why}",
+                f.kind.name()
+            ));
+        }
+    }
+    if s.network.heartbeat_channel == Channel::Data {
+        return Err(format!(
+            "{name}: network.heartbeat_channel = \"data\" is not supported live (heartbeats go as UDP datagrams); use \"control\""
+        ));
+    }
+    if s.workload.maintenance_frames {
+        return Err(format!(
+            "{name}: workload.maintenance_frames = true is not supported live (stages send no maintenance frames)"
+        ));
     }
     Ok(())
 }
@@ -226,7 +259,25 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
         .local_addr()
         .map_err(|e| format!("local address: {e}"))?
         .port();
-    write_line(&mut io::stdout(), &format!("port {port}"));
+    // A dataflow stage also listens for its upstreams' data links.
+    let dataflow = !layout.links.is_empty();
+    let listener = if dataflow {
+        let l = runtime
+            .block_on(tokio::net::TcpListener::bind(SocketAddr::from((
+                [127, 0, 0, 1],
+                0,
+            ))))
+            .map_err(|e| format!("bind TCP 127.0.0.1:0: {e}"))?;
+        let tcp_port = l
+            .local_addr()
+            .map_err(|e| format!("local address: {e}"))?
+            .port();
+        write_line(&mut io::stdout(), &format!("port {port} {tcp_port}"));
+        Some(l)
+    } else {
+        write_line(&mut io::stdout(), &format!("port {port}"));
+        None
+    };
 
     let mut line = String::new();
     io::stdin()
@@ -240,18 +291,34 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
         .next()
         .and_then(|w| w.parse().ok())
         .ok_or("start line: no start instant")?;
-    let addrs: Vec<SocketAddr> = words
-        .map(|w| {
-            w.parse()
-                .map_err(|_| format!("start line: bad address `{w}`"))
-        })
-        .collect::<Result<_, _>>()?;
-    if addrs.len() != layout.nodes.len() {
-        return Err(format!(
-            "start line: {} addresses for {} nodes",
-            addrs.len(),
-            layout.nodes.len()
-        ));
+    // `start NS UDP... [tcp TCP...]`: the nodes' UDP addresses, then, for a
+    // dataflow, their data-plane listeners.
+    let parse_addrs = |words: &[&str]| -> Result<Vec<SocketAddr>, String> {
+        let addrs: Vec<SocketAddr> = words
+            .iter()
+            .map(|w| {
+                w.parse()
+                    .map_err(|_| format!("start line: bad address `{w}`"))
+            })
+            .collect::<Result<_, _>>()?;
+        if addrs.len() != layout.nodes.len() {
+            return Err(format!(
+                "start line: {} addresses for {} nodes",
+                addrs.len(),
+                layout.nodes.len()
+            ));
+        }
+        Ok(addrs)
+    };
+    let rest: Vec<&str> = words.collect();
+    let (udp_words, tcp_words) = match rest.iter().position(|&w| w == "tcp") {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (&rest[..], None),
+    };
+    let addrs = parse_addrs(udp_words)?;
+    let tcp_addrs = tcp_words.map(parse_addrs).transpose()?;
+    if dataflow && tcp_addrs.is_none() {
+        return Err("start line: no data-plane (tcp) addresses for a dataflow stage".into());
     }
     // The parent's end: when our standard input closes, exit.
     std::thread::spawn(move || {
@@ -336,13 +403,36 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
         std::thread::sleep(Duration::from_nanos(wait));
     }
     let until = scenario.duration;
+    let stage = Stage::new(&layout, me);
+    let stream_heartbeats = stage.stream_heartbeats.clone();
     runtime
         .block_on(async {
             let clock = TokioClock::start();
+            let (deliver, frames) = tokio::sync::mpsc::unbounded_channel();
+            if let (Some(listener), Some(tcp)) = (listener, &tcp_addrs) {
+                stage.start(&scenario, &streams, clock, listener, &addrs, tcp, deliver);
+                let counts = stream_heartbeats.clone();
+                tokio::spawn(async move {
+                    let mut last = BTreeMap::new();
+                    let period = Duration::from_nanos(REPORT_PERIOD.as_nanos());
+                    loop {
+                        tokio::time::sleep(period).await;
+                        let mut out = io::stdout().lock();
+                        for line in stream_heartbeat_lines(&counts, &mut last) {
+                            write_line(&mut out, &line);
+                        }
+                    }
+                });
+            }
+            let net = StageTransport::new(net, frames);
             let net = FaultyTransport::new(net, clock, plan, dice);
             node.run(&clock, &net, until).await
         })
         .map_err(|e| format!("UDP socket: {e}"))?;
+    // The final counts (the reporter may not have run since the last frames).
+    for line in stream_heartbeat_lines(&stream_heartbeats, &mut BTreeMap::new()) {
+        write_line(&mut io::stdout(), &line);
+    }
     write_line(&mut io::stdout(), "done");
     Ok(())
 }
@@ -351,7 +441,8 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
 
 /// What a node's standard output said.
 enum Report {
-    Port(u16),
+    /// The UDP port, and the data-plane TCP port of a dataflow stage.
+    Port(u16, Option<u16>),
     Change(usize, Nanos, Verdict),
     /// A cumulative count of sent datagrams (`crate::live_traffic`).
     Sent(Counter, u64),
@@ -363,7 +454,8 @@ enum Report {
 fn parse_report(line: &str) -> Option<Report> {
     let w: Vec<&str> = line.split_whitespace().collect();
     match w[..] {
-        ["port", p] => p.parse().ok().map(Report::Port),
+        ["port", p] => p.parse().ok().map(|p| Report::Port(p, None)),
+        ["port", p, t] => Some(Report::Port(p.parse().ok()?, Some(t.parse().ok()?))),
         ["v", watch, t, v] => {
             let verdict = match v {
                 "alive" => Verdict::Alive,
@@ -745,10 +837,14 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
 
     // Ports.
     let mut ports: Vec<Option<u16>> = vec![None; n as usize];
+    let mut tcp_ports: Vec<Option<u16>> = vec![None; n as usize];
     while ports.iter().any(Option::is_none) {
         check(deadline)?;
         match rx.recv_timeout(tick) {
-            Ok((i, Report::Port(p))) => ports[i as usize] = Some(p),
+            Ok((i, Report::Port(p, t))) => {
+                ports[i as usize] = Some(p);
+                tcp_ports[i as usize] = t;
+            }
             Ok((i, Report::Closed)) => {
                 return Err(format!(
                     "node {} ended before reporting its port",
@@ -768,7 +864,15 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
         .map_err(|e| format!("system clock: {e}"))?
         + LEAD;
     let start = Instant::now() + LEAD;
-    let start_line = format!("start {} {}\n", start_unix.as_nanos(), addrs.join(" "));
+    let mut start_line = format!("start {} {}", start_unix.as_nanos(), addrs.join(" "));
+    if !layout.links.is_empty() {
+        let tcp: Vec<String> = tcp_ports
+            .iter()
+            .map(|p| format!("127.0.0.1:{}", p.unwrap_or(0)))
+            .collect();
+        start_line = format!("{start_line} tcp {}", tcp.join(" "));
+    }
+    start_line.push('\n');
     for (i, stdin) in nodes.stdins.iter_mut().enumerate() {
         if let Some(stdin) = stdin {
             stdin
@@ -857,7 +961,7 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
             }
             Ok((i, Report::Sent(counter, count))) => traffic.handle_count(i, counter, count),
             Ok((i, Report::Done | Report::Closed)) => finished[i as usize] = true,
-            Ok((_, Report::Port(_))) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Ok((_, Report::Port(..))) | Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
@@ -880,14 +984,21 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
                 unjudged: schedule.unjudged(m),
                 detectors: (0..d_count)
                     .map(|d| {
-                        let heartbeat = scenario.detectors[d].config.heartbeat_interval();
-                        let messages = traffic.messages(m, t, k * d_count + d, heartbeat);
+                        let config = &scenario.detectors[d].config;
+                        let heartbeat = config.heartbeat_interval();
+                        let datagrams = traffic.messages(m, t, k * d_count + d, heartbeat);
+                        let frames = if config.uses_data_stream() {
+                            traffic.stream_heartbeats(m, t)
+                        } else {
+                            0
+                        };
                         DetectorTimeline {
                             changes: changes.remove(&(m, t, d)).unwrap_or_default(),
-                            messages,
+                            messages: datagrams + frames,
                             // The simulator's accounting per message, so that
                             // the two reports' bytes compare.
-                            bytes: messages * LIVENESS_MESSAGE_BYTES,
+                            bytes: datagrams * LIVENESS_MESSAGE_BYTES
+                                + frames * STREAM_HEARTBEAT_BYTES,
                         }
                     })
                     .collect(),
@@ -1004,6 +1115,8 @@ mod tests {
             "partition-one-way",
             "slow-link",
             "bursty-loss",
+            "pipeline-kill",
+            "pipeline-freeze",
         ] {
             live_scenario(builtin, None).unwrap_or_else(|e| panic!("{builtin}: {e}"));
         }
@@ -1012,14 +1125,27 @@ mod tests {
     #[test]
     fn unsupported_faults_are_refused_naming_the_field() {
         for (builtin, field) in [
-            ("pipeline-kill", "topology.kind"),
             ("cpu-starvation", "faults[0].kind = \"degrade\""),
-            ("backpressure-cascade", "topology.kind"),
+            ("backpressure-cascade", "faults[0].kind = \"backpressure\""),
             ("clock-step-monitor", "faults[0].kind = \"clock\""),
+            (
+                "pipeline-blackhole",
+                "faults[0].kind = \"partition\" is not supported on a dataflow live",
+            ),
         ] {
             let e = live_scenario(builtin, None).unwrap_err();
             assert!(e.contains(field), "{builtin}: {e}");
             assert!(!e.contains('\n'), "{builtin}: {e}");
         }
+        // A dataflow whose heartbeats ride the data stream, or whose stages
+        // announce planned pauses.
+        let mut s = resolve("pipeline-kill").unwrap();
+        s.network.heartbeat_channel = Channel::Data;
+        let e = check_live(&s, "x.toml").unwrap_err();
+        assert!(e.starts_with("x.toml: network.heartbeat_channel"), "{e}");
+        let mut s = resolve("pipeline-kill").unwrap();
+        s.workload.maintenance_frames = true;
+        let e = check_live(&s, "x.toml").unwrap_err();
+        assert!(e.starts_with("x.toml: workload.maintenance_frames"), "{e}");
     }
 }

@@ -8,7 +8,9 @@
 //!
 //! - `hb MONITOR INTERVAL_NS N`: heartbeats sent to node MONITOR every INTERVAL;
 //! - `probes WATCH N`: probes sent by the node's watch WATCH;
-//! - `replies PROBER WATCH N`: replies sent to node PROBER's watch WATCH.
+//! - `replies PROBER WATCH N`: replies sent to node PROBER's watch WATCH;
+//! - `shb DOWNSTREAM N`: stream-heartbeat frames sent on the data link to
+//!   node DOWNSTREAM (a dataflow stage's data plane, `crate::live_dataflow`).
 //!
 //! A node reports at most once per [`REPORT_PERIOD`] while its counts change,
 //! and once at its end; a crashed node's last period of sends is missing.
@@ -27,6 +29,7 @@ pub enum Counter {
     Heartbeats { monitor: u32, interval: Nanos },
     Probes { watch: usize },
     Replies { prober: u32, watch: usize },
+    StreamHeartbeats { downstream: u32 },
 }
 
 /// The node side: turns [`Sent`] snapshots into the lines of the counts that
@@ -78,6 +81,7 @@ impl<A: PartialEq> SentLines<A> {
                 }
                 Counter::Probes { watch } => format!("probes {watch} {n}"),
                 Counter::Replies { prober, watch } => format!("replies {prober} {watch} {n}"),
+                Counter::StreamHeartbeats { downstream } => format!("shb {downstream} {n}"),
             });
         }
         out
@@ -104,6 +108,12 @@ pub fn parse_line(words: &[&str]) -> Option<(Counter, u64)> {
             Counter::Replies {
                 prober: prober.parse().ok()?,
                 watch: watch.parse().ok()?,
+            },
+            n.parse().ok()?,
+        )),
+        ["shb", downstream, n] => Some((
+            Counter::StreamHeartbeats {
+                downstream: downstream.parse().ok()?,
             },
             n.parse().ok()?,
         )),
@@ -150,6 +160,17 @@ impl Traffic {
         );
         heartbeats + probes + replies
     }
+
+    /// The stream-heartbeat frames `target` sent on its data link to
+    /// `monitor` (the overhead of each detector that watches that stream).
+    pub fn stream_heartbeats(&self, monitor: u32, target: u32) -> u64 {
+        self.get(
+            target,
+            Counter::StreamHeartbeats {
+                downstream: monitor,
+            },
+        )
+    }
 }
 
 #[cfg(test)]
@@ -189,6 +210,10 @@ mod tests {
             traffic.handle_count(1, counter, n);
         }
         traffic.handle_count(0, Counter::Probes { watch: 1 }, 7);
+        let (counter, n) = parse_line(&["shb", "4", "9"]).unwrap();
+        traffic.handle_count(1, counter, n);
+        assert_eq!(traffic.stream_heartbeats(4, 1), 9);
+        assert_eq!(traffic.stream_heartbeats(1, 4), 0);
         assert_eq!(traffic.messages(0, 1, 1, Some(ms(100))), 31 + 7);
         assert_eq!(traffic.messages(0, 1, 0, Some(ms(1000))), 3);
         // Replies go to the prober's watch: node 2's watch 1 on node 1.

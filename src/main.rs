@@ -10,6 +10,7 @@ mod bench;
 mod check;
 mod list;
 mod live;
+mod live_dataflow;
 mod live_links;
 mod live_traffic;
 mod run;
