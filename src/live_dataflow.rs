@@ -11,18 +11,26 @@
 //!   source drops it.
 //! - Every other stage takes the data frames it receives in arrival order,
 //!   spends a service time on each (the simulator's `Purpose::Service` stream
-//!   of the stage), and forwards it to its downstream links round-robin,
-//!   waiting while that link's send buffer is full.
+//!   of the stage), and forwards it to its downstream links round-robin
+//!   (a sink forwards nothing), waiting while that link's send buffer is full.
+//! - Flow control as the simulator's: a link has at most
+//!   `network.receive_queue` data frames in flight or queued at the receiver;
+//!   the receiver returns a credit (one byte on the same TCP connection) when
+//!   a frame leaves its queue for service. A full window keeps frames in the
+//!   send buffer; an offer to a buffer at least 80 % full also sends a
+//!   backpressure frame. Stream-heartbeat and backpressure frames bypass the
+//!   buffer and the window.
 //! - A link that carried nothing for `workload.idle_frame_interval` carries a
 //!   stream-heartbeat frame.
 //! - The frames a stage receives reach the driver's detectors as messages from
 //!   the upstream's UDP address ([`StageTransport`]), so a `dataflow-decay`
 //!   detector watches the stream unchanged.
 //!
-//! Not modelled live (the real TCP stack does its own): the receive window
-//! (`network.receive_queue`), backpressure frames, maintenance frames, and the
-//! scenario's data latency. A crashed stage's sockets close, so its peers'
-//! frames to it are lost, as in the simulator.
+//! Not modelled live: maintenance frames (refused), the scenario's data
+//! latency (loopback's is what it is), and the real TCP stack's own buffers
+//! beyond the window. A crashed stage's sockets close, so its peers' frames to
+//! it are lost, as in the simulator. Timers are tokio's: a service time under
+//! a millisecond takes about a millisecond live.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -110,13 +118,30 @@ impl Stage {
         deliver: mpsc::UnboundedSender<Delivery>,
     ) {
         let workload = &scenario.workload;
-        let idle = workload.idle_frame_interval;
+        let link = LinkParams {
+            idle: workload.idle_frame_interval,
+            window: scenario.network.receive_queue.max(1),
+        };
         let buffer = scenario.network.send_buffer.max(1) as usize;
         let mut outputs = Vec::new();
         for (k, &to) in self.downstreams.iter().enumerate() {
-            let (tx, rx) = mpsc::channel(buffer);
+            let (data_tx, data_rx) = mpsc::channel(buffer);
+            let (control_tx, control_rx) = mpsc::unbounded_channel();
             let sent = Arc::clone(&self.stream_heartbeats[k].1);
-            tokio::spawn(write_link(self.me, tcp[to as usize], rx, clock, idle, sent));
+            let wire = (data_rx, control_rx);
+            tokio::spawn(write_link(
+                self.me,
+                tcp[to as usize],
+                wire,
+                clock,
+                link,
+                sent,
+            ));
+            let out = LinkOut {
+                data: data_tx,
+                control: control_tx,
+                capacity: buffer,
+            };
             if self.source {
                 let rng = streams.stream(Purpose::Workload, &[u64::from(self.me), u64::from(to)]);
                 let source = Source {
@@ -125,67 +150,142 @@ impl Stage {
                     off: workload.off.as_ref().map(Sampler::new),
                     rng,
                 };
-                tokio::spawn(source.run(tx.clone(), clock));
+                tokio::spawn(source.run(out.clone(), clock));
             }
-            outputs.push(tx);
+            outputs.push(out);
         }
-        let service = (!self.source && !outputs.is_empty()).then(|| {
-            let (tx, rx) = mpsc::unbounded_channel();
+        if !self.upstreams.is_empty() {
+            let (service_tx, service_rx) = mpsc::unbounded_channel();
             let rng = streams.stream(Purpose::Service, &[u64::from(self.me)]);
             let sampler = Sampler::new(&workload.service_time);
-            tokio::spawn(serve(rx, outputs, sampler, rng, clock));
-            tx
-        });
-        if !self.upstreams.is_empty() {
+            tokio::spawn(serve(service_rx, outputs, sampler, rng, clock));
             let udp = udp.to_vec();
             let expected = self.upstreams.clone();
-            tokio::spawn(accept(listener, expected, udp, deliver, service));
+            tokio::spawn(accept(listener, expected, udp, deliver, service_tx));
         }
     }
 }
 
-/// The send side of one link: connects, says who it is, then writes the
-/// frames it is given, and a stream heartbeat whenever it was idle for
-/// `idle`. Ends (its frames lost) when the downstream is gone.
+/// What every link of a run shares.
+#[derive(Clone, Copy, Debug)]
+struct LinkParams {
+    /// A link idle this long carries a stream heartbeat.
+    idle: Nanos,
+    /// Data frames in flight or queued at the receiver, at most.
+    window: u32,
+}
+
+/// The sending stage's handle on one of its links.
+#[derive(Clone)]
+struct LinkOut {
+    /// The send buffer.
+    data: mpsc::Sender<Frame>,
+    /// Control frames: past the buffer and the window.
+    control: mpsc::UnboundedSender<Frame>,
+    capacity: usize,
+}
+
+/// A send buffer at least this full makes each offer send a backpressure
+/// frame (the simulator's `BACKPRESSURE_SHARE`).
+const BACKPRESSURE_SHARE: f64 = fdlab_sim::engine::BACKPRESSURE_SHARE;
+
+impl LinkOut {
+    /// The simulator's `offer`, backpressure part: a buffer at least 80 %
+    /// full announces it with a control frame.
+    fn announce_backpressure(&self) {
+        let queued = self.capacity - self.data.capacity();
+        if queued as f64 >= BACKPRESSURE_SHARE * self.capacity as f64 {
+            let _ = self.control.send(Frame::Backpressure);
+        }
+    }
+}
+
+/// One connection's send side: data frames while the window allows, control
+/// frames at once, a stream heartbeat after `idle` of silence.
+type Wire = (mpsc::Receiver<Frame>, mpsc::UnboundedReceiver<Frame>);
+
+/// What the send side of a link does next.
+enum Next {
+    Write(Frame),
+    Credit,
+    Idle,
+    Closed,
+}
+
+/// The send side of one link: connects, says who it is, then writes frames
+/// (see [`Wire`]) and reads the receiver's credits. Ends (its frames lost)
+/// when the downstream is gone.
 async fn write_link(
     me: u32,
     to: SocketAddr,
-    mut frames: mpsc::Receiver<Frame>,
+    (mut data, mut control): Wire,
     clock: TokioClock,
-    idle: Nanos,
+    link: LinkParams,
     heartbeats: Arc<AtomicU64>,
 ) {
-    let Ok(mut stream) = TcpStream::connect(to).await else {
+    let Ok(stream) = TcpStream::connect(to).await else {
         return;
     };
     let _ = stream.set_nodelay(true);
-    if stream.write_all(&me.to_le_bytes()).await.is_err() {
+    let (mut credits_in, mut out) = stream.into_split();
+    if out.write_all(&me.to_le_bytes()).await.is_err() {
         return;
     }
+    // Credits arrive as single bytes on the same connection.
+    let (credit_tx, mut credit_rx) = mpsc::unbounded_channel::<()>();
+    tokio::spawn(async move {
+        let mut byte = [0u8; 1];
+        while credits_in.read_exact(&mut byte).await.is_ok() {
+            if credit_tx.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    let mut window = link.window;
     let mut last_sent = Nanos::ZERO;
     loop {
-        let due = last_sent.saturating_add(idle);
+        let due = last_sent.saturating_add(link.idle);
         let next = {
             let mut sleep = pin!(clock.sleep_until(due));
-            let mut recv = pin!(frames.recv());
             std::future::poll_fn(|cx| {
-                if let Poll::Ready(f) = recv.as_mut().poll(cx) {
-                    return Poll::Ready(f.map(Some));
+                match control.poll_recv(cx) {
+                    Poll::Ready(Some(frame)) => return Poll::Ready(Next::Write(frame)),
+                    Poll::Ready(None) => return Poll::Ready(Next::Closed),
+                    Poll::Pending => {}
                 }
-                sleep.as_mut().poll(cx).map(|()| Some(None))
+                if let Poll::Ready(Some(())) = credit_rx.poll_recv(cx) {
+                    return Poll::Ready(Next::Credit);
+                }
+                if window > 0 {
+                    match data.poll_recv(cx) {
+                        Poll::Ready(Some(frame)) => return Poll::Ready(Next::Write(frame)),
+                        Poll::Ready(None) => return Poll::Ready(Next::Closed),
+                        Poll::Pending => {}
+                    }
+                }
+                sleep.as_mut().poll(cx).map(|()| Next::Idle)
             })
             .await
         };
         let frame = match next {
-            // Every sender is gone: the stage is finishing.
-            None => return,
-            Some(Some(frame)) => frame,
-            Some(None) => {
+            // The stage is finishing.
+            Next::Closed => return,
+            Next::Credit => {
+                window = window.saturating_add(1).min(link.window);
+                continue;
+            }
+            Next::Write(frame) => {
+                if frame == Frame::Data {
+                    window -= 1;
+                }
+                frame
+            }
+            Next::Idle => {
                 heartbeats.fetch_add(1, Ordering::Relaxed);
                 Frame::StreamHeartbeat
             }
         };
-        if stream.write_all(&Msg::Frame(frame).encode()).await.is_err() {
+        if out.write_all(&Msg::Frame(frame).encode()).await.is_err() {
             return;
         }
         last_sent = clock.now();
@@ -202,7 +302,7 @@ struct Source {
 
 impl Source {
     /// The simulator's `start_link` and `source_emit`, in real time.
-    async fn run(mut self, link: mpsc::Sender<Frame>, clock: TokioClock) {
+    async fn run(mut self, link: LinkOut, clock: TokioClock) {
         let mut next = self.interval.sample(&mut self.rng);
         let mut on_until: Option<Nanos> = None;
         loop {
@@ -225,7 +325,8 @@ impl Source {
                     Some(_) => {}
                 }
             }
-            match link.try_send(Frame::Data) {
+            link.announce_backpressure();
+            match link.data.try_send(Frame::Data) {
                 // A full send buffer drops the frame, as the simulator's source.
                 Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
                 Err(mpsc::error::TrySendError::Closed(_)) => return,
@@ -235,23 +336,30 @@ impl Source {
     }
 }
 
-/// A processing stage: each received data frame takes a service time, then
-/// goes to the next downstream link in turn (waiting for room in its buffer).
+/// A stage's service: takes the received data frames in order, returns the
+/// link's credit as the frame leaves the queue, spends its service time, then
+/// offers the frame to the next downstream link in turn, waiting while that
+/// link's buffer is full (the simulator's `blocked_on`). A sink only serves.
 async fn serve(
-    mut input: mpsc::UnboundedReceiver<()>,
-    outputs: Vec<mpsc::Sender<Frame>>,
+    mut input: mpsc::UnboundedReceiver<mpsc::UnboundedSender<()>>,
+    outputs: Vec<LinkOut>,
     service: Sampler,
     mut rng: ChaCha8Rng,
     clock: TokioClock,
 ) {
     let mut next_output = 0usize;
-    while input.recv().await.is_some() {
+    while let Some(credit) = input.recv().await {
+        let _ = credit.send(());
         let done = clock.now().saturating_add(service.sample(&mut rng));
         clock.sleep_until(done).await;
+        if outputs.is_empty() {
+            continue;
+        }
         let link = &outputs[next_output % outputs.len()];
         next_output += 1;
+        link.announce_backpressure();
         // A closed link (its downstream crashed) loses the frame.
-        let _ = link.send(Frame::Data).await;
+        let _ = link.data.send(Frame::Data).await;
     }
 }
 
@@ -261,7 +369,7 @@ async fn accept(
     expected: Vec<u32>,
     udp: Vec<SocketAddr>,
     deliver: mpsc::UnboundedSender<Delivery>,
-    service: Option<mpsc::UnboundedSender<()>>,
+    service: mpsc::UnboundedSender<mpsc::UnboundedSender<()>>,
 ) {
     let mut waiting = expected;
     while !waiting.is_empty() {
@@ -286,25 +394,32 @@ async fn accept(
 }
 
 /// The receive side of one link: every frame to the detectors, every data
-/// frame to the stage's service queue.
+/// frame to the stage's service queue with the means to return its credit.
 async fn read_link(
-    mut stream: TcpStream,
+    stream: TcpStream,
     from: SocketAddr,
     deliver: mpsc::UnboundedSender<Delivery>,
-    service: Option<mpsc::UnboundedSender<()>>,
+    service: mpsc::UnboundedSender<mpsc::UnboundedSender<()>>,
 ) {
+    let (mut frames, mut credits_out) = stream.into_split();
+    let (credit_tx, mut credit_rx) = mpsc::unbounded_channel::<()>();
+    tokio::spawn(async move {
+        while credit_rx.recv().await.is_some() {
+            if credits_out.write_all(&[1]).await.is_err() {
+                return;
+            }
+        }
+    });
     let mut buf = [0u8; LEN];
-    while stream.read_exact(&mut buf).await.is_ok() {
+    while frames.read_exact(&mut buf).await.is_ok() {
         let Some(Msg::Frame(frame)) = Msg::decode(&buf) else {
             continue;
         };
         if deliver.send((buf.to_vec(), from)).is_err() {
             return;
         }
-        if frame == Frame::Data {
-            if let Some(service) = &service {
-                let _ = service.send(());
-            }
+        if frame == Frame::Data && service.send(credit_tx.clone()).is_err() {
+            return;
         }
     }
 }
