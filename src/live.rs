@@ -1,6 +1,7 @@
-//! `fdlab live`: a small mesh scenario with one real OS process per node on
-//! the loopback interface, faults injected with real signals, and a
-//! calibration of the simulator against what the processes measured.
+//! `fdlab live`: a small mesh or dataflow scenario with one real OS process
+//! per node on the loopback interface, faults injected with real signals (and
+//! network faults by each node's transport), and a calibration of the
+//! simulator against what the processes measured.
 //!
 //! The parent (`fdlab live SCENARIO`) resolves the run's layout and fault
 //! schedule exactly as the simulator does for the same seed, spawns one
@@ -19,7 +20,9 @@
 //! delivery). Partitions, loss and slow links are not signals: each node's
 //! socket sits behind `fdlab_driver::faulty::FaultyTransport`, which applies
 //! the schedule's windows to the datagrams the node sends
-//! (`crate::live_links`).
+//! (`crate::live_links`). A dataflow stage also runs a data plane: data
+//! frames over TCP between adjacent layers (`crate::live_dataflow`), which
+//! reach its data-stream detectors through the same driver.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Write};
@@ -69,8 +72,9 @@ const GRACE: Duration = Duration::from_secs(5);
 
 #[derive(Args)]
 pub struct LiveArgs {
-    /// A built-in scenario name or a scenario file (a mesh of at most 16 nodes
-    /// with crash, pause, partition, slow-link and loss faults).
+    /// A built-in scenario name or a scenario file (a mesh or a dataflow of at
+    /// most 16 processes, with crash, pause, partition, slow-link and loss
+    /// faults).
     #[arg(value_name = "SCENARIO")]
     scenario: String,
     /// The seed: heartbeat phases, fault times drawn from windows, monitor
@@ -402,12 +406,25 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
         let wait = u64::try_from(start_ns - now_ns).unwrap_or(u64::MAX);
         std::thread::sleep(Duration::from_nanos(wait));
     }
+    // The run's time zero on this process's monotonic clock is the common
+    // start instant, not the moment this process woke up for it: on a busy
+    // machine the nodes wake a few milliseconds apart, and a clock started
+    // late would stamp every verdict early (and see the fault windows late).
+    let late = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_err(|e| format!("system clock: {e}"))?
+        .as_nanos()
+        .saturating_sub(start_ns);
+    let late = Duration::from_nanos(u64::try_from(late).unwrap_or(u64::MAX));
+    let woke = tokio::time::Instant::now();
+    let clock = TokioClock {
+        epoch: woke.checked_sub(late).unwrap_or(woke),
+    };
     let until = scenario.duration;
     let stage = Stage::new(&layout, me);
     let stream_heartbeats = stage.stream_heartbeats.clone();
     runtime
         .block_on(async {
-            let clock = TokioClock::start();
             let (deliver, frames) = tokio::sync::mpsc::unbounded_channel();
             if let (Some(listener), Some(tcp)) = (listener, &tcp_addrs) {
                 stage.start(&scenario, &streams, clock, listener, &addrs, tcp, deliver);

@@ -57,8 +57,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Join the directories of a sharded sweep into what one run writes.
     Merge(sweep::MergeArgs),
-    /// Run a small mesh scenario with one real process per node on loopback
-    /// UDP, crash and pause faults sent as real signals (SIGKILL, SIGSTOP and
+    /// Run a small mesh or dataflow scenario with one real process per node
+    /// on loopback (UDP, and TCP for data frames), crash and pause faults sent as real signals (SIGKILL, SIGSTOP and
     /// SIGCONT), partitions, loss and slow links applied by each node's
     /// transport, and compare the measured detection times with the
     /// simulator's prediction (`calibration.csv`).
