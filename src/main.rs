@@ -10,6 +10,9 @@ mod bench;
 mod check;
 mod list;
 mod live;
+mod live_dataflow;
+mod live_links;
+mod live_traffic;
 mod run;
 mod simulate;
 mod sweep;
@@ -54,9 +57,10 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Join the directories of a sharded sweep into what one run writes.
     Merge(sweep::MergeArgs),
-    /// Run a small mesh scenario with one real process per node on loopback
-    /// UDP, crash and pause faults sent as real signals (SIGKILL, SIGSTOP and
-    /// SIGCONT), and compare the measured detection times with the
+    /// Run a small mesh or dataflow scenario with one real process per node
+    /// on loopback (UDP, and TCP for data frames), crash and pause faults sent as real signals (SIGKILL, SIGSTOP and
+    /// SIGCONT), partitions, loss and slow links applied by each node's
+    /// transport, and compare the measured detection times with the
     /// simulator's prediction (`calibration.csv`).
     Live(live::LiveArgs),
     /// One node process of `fdlab live` (started by it, not by hand).

@@ -10,6 +10,10 @@ mod common;
 use common::{fdlab, text};
 
 const CRASH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live/crash.toml");
+const PARTITION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live/partition.toml");
+/// The monitors of the node `CRASH` kills.
+const KILLED_PAIRS: u64 = 4;
+const PIPELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live/pipeline.toml");
 
 /// The node pids from `live: N node processes, pids P1 P2 ...`.
 fn pids(stdout: &str) -> Vec<u32> {
@@ -62,6 +66,41 @@ fn assert_gone(pids: &[u32], within: Duration, reaped: bool) {
     }
 }
 
+/// The live report counts the liveness messages the nodes sent: per
+/// detector, within 1 % of what the simulated run of the same seed sent, plus
+/// `killed_pairs` messages: a killed node's last report period (100 ms) is
+/// missing live, at most one message of each stream it sent.
+fn assert_traffic_matches_the_simulation(out: &Path, killed_pairs: u64) {
+    let mut rows = csv::Reader::from_path(out.join("summary.csv")).unwrap();
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let mut live = Vec::new();
+    let mut sim = Vec::new();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let messages: u64 = row[col("messages")].parse().unwrap();
+        let entry = (row[col("detector")].to_owned(), messages);
+        if row[col("scenario")].ends_with("(live)") {
+            live.push(entry);
+        } else {
+            sim.push(entry);
+        }
+    }
+    assert_eq!(live.len(), sim.len());
+    assert!(
+        sim.iter().any(|&(_, m)| m > 0),
+        "no traffic at all: {sim:?}"
+    );
+    for ((detector, l), (sim_detector, s)) in live.iter().zip(&sim) {
+        assert_eq!(detector, sim_detector);
+        let slack = *s / 100 + killed_pairs;
+        assert!(
+            l.abs_diff(*s) <= slack,
+            "{detector}: live {l} messages, simulated {s}"
+        );
+    }
+}
+
 #[test]
 fn a_live_crash_is_detected_within_tolerance_of_the_simulation() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,15 +150,21 @@ fn a_live_crash_is_detected_within_tolerance_of_the_simulation() {
         seen.push(detector);
     }
     assert_eq!(seen, ["fixed-3s", "phi-akka", "phi-100ms"]);
+    assert_traffic_matches_the_simulation(&out, KILLED_PAIRS);
 }
 
 #[test]
 fn unsupported_scenarios_are_refused_before_any_process_starts() {
     for (scenario, needle) in [
-        ("pipeline-kill", "dataflow"),
-        ("partition-heal", "partition"),
-        ("bursty-loss", "not supported live"),
-        ("clock-drift-monitor", "not supported live"),
+        ("pipeline-blackhole", "is not supported on a dataflow live"),
+        (
+            "cpu-starvation",
+            "faults[0].kind = \"degrade\" is not supported live",
+        ),
+        (
+            "clock-drift-monitor",
+            "faults[0].kind = \"clock\" is not supported live",
+        ),
     ] {
         let o = fdlab(&["live", scenario, "--out", "/nonexistent/never-written"]);
         let stderr = text(&o.stderr);
@@ -129,6 +174,66 @@ fn unsupported_scenarios_are_refused_before_any_process_starts() {
     }
     let o = fdlab(&["live", "crash-mesh", "--duration", "6m"]);
     assert!(text(&o.stderr).contains("longer than a live run"));
+    // A crash with a duration restarts its node: refused, naming the field.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("restart.toml");
+    let crash = std::fs::read_to_string(CRASH).unwrap();
+    std::fs::write(&file, format!("{crash}duration = \"2s\"\n")).unwrap();
+    let o = fdlab(&["live", file.to_str().unwrap()]);
+    let stderr = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains(file.to_str().unwrap())
+            && stderr.contains("faults[0].duration")
+            && stderr.contains("restarts are not supported live"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn a_live_partition_is_detected_within_tolerance_of_the_simulation() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live");
+    let started = Instant::now();
+    let o = fdlab(&[
+        "live",
+        PARTITION,
+        "--sim-seeds",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let wall = started.elapsed();
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
+    assert_gone(&pids(&stdout), Duration::ZERO, true);
+    assert!(wall < Duration::from_secs(40), "took {wall:?}");
+    let mut rows = csv::Reader::from_path(out.join("calibration.csv")).unwrap();
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let mut seen = Vec::new();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let detector = row[col("detector")].to_owned();
+        // n1's 4 monitors lose it (one way: n1 still hears them); n3's 4
+        // monitors lose it, and n3 loses its 4 targets: 12 detections, which
+        // the transports' filters alone cause (no process stops).
+        assert_eq!(&row[col("live_detected")], "12", "{detector}: {row:?}");
+        assert_eq!(&row[col("live_missed")], "0", "{detector}: {row:?}");
+        assert_eq!(&row[col("live_mistakes")], "0", "{detector}: {row:?}");
+        let live: f64 = row[col("live_p50_ms")].parse().unwrap();
+        let sim: f64 = row[col("sim_same_seed_p50_ms")].parse().unwrap();
+        let tolerance = (sim * 0.10).max(200.0);
+        assert!(
+            (live - sim).abs() <= tolerance,
+            "{detector}: live p50 {live} ms vs simulated {sim} ms"
+        );
+        assert_eq!(&row[col("within_tolerance")], "true", "{detector}");
+        seen.push(detector);
+    }
+    assert_eq!(seen, ["fixed-3s", "phi-akka", "phi-100ms"]);
+    assert_traffic_matches_the_simulation(&out, 0);
 }
 
 #[test]
@@ -148,6 +253,128 @@ fn the_time_bound_kills_every_node() {
     assert_gone(&pids(&text(&o.stdout)), Duration::ZERO, true);
     // No partial reports.
     assert!(!out.join("calibration.csv").exists());
+}
+
+#[test]
+fn a_live_pipeline_stage_crash_is_detected_from_its_data_stream_within_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live");
+    let o = fdlab(&[
+        "live",
+        PIPELINE,
+        "--sim-seeds",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
+    let pids = pids(&stdout);
+    assert_eq!(pids.len(), 6);
+    assert_gone(&pids, Duration::ZERO, true);
+    let mut rows = csv::Reader::from_path(out.join("calibration.csv")).unwrap();
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let mut seen = Vec::new();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let detector = row[col("detector")].to_owned();
+        // s1.0's two downstream stages detect its crash: the decay detector
+        // from the frames that stop arriving over TCP, the others from
+        // heartbeats; decay and phi-100ms also declare the paused s1.1
+        // Failed (a mistake, timed from the pause's start).
+        let expected = if detector == "fixed-3s" { "2" } else { "4" };
+        assert_eq!(&row[col("live_detected")], expected, "{detector}: {row:?}");
+        assert_eq!(&row[col("live_missed")], "0", "{detector}: {row:?}");
+        let live: f64 = row[col("live_p50_ms")].parse().unwrap();
+        let sim: f64 = row[col("sim_same_seed_p50_ms")].parse().unwrap();
+        let tolerance = (sim * 0.10).max(200.0);
+        assert!(
+            (live - sim).abs() <= tolerance,
+            "{detector}: live p50 {live} ms vs simulated {sim} ms"
+        );
+        seen.push(detector);
+    }
+    assert_eq!(seen, ["decay", "fixed-3s", "phi-100ms"]);
+    // Heartbeats: killed, s1.0 leaves its two streams to its monitors
+    // unreported for up to 100 ms (2); resumed at 5 s sharp, s1.1 sends its
+    // two 1 s streams' last heartbeats at 12 s sharp, the run's end, which the
+    // simulator counts and live, a fraction of a millisecond later, does not
+    // send (2). The decay detector's traffic is stream heartbeats: they fill
+    // the silences of the links whose window is full (to the paused s1.1,
+    // then to the killed s1.0), about 15 in all, each silence's count within
+    // one of the simulation's depending on where its 100 ms periods fall.
+    // Without the window, TCP would absorb every frame and live would send
+    // none. Each detector is allowed 6 (4 silences, 4 heartbeats).
+    assert_traffic_matches_the_simulation(&out, 6);
+}
+
+/// Background loss with no window edges: each heartbeat's fate is the draw
+/// the simulator makes for it (the same stream, the same order), so the live
+/// run must lose the same heartbeats. A 250 ms timeout on 100 ms heartbeats
+/// turns two or more losses in a row into a mistake with 50 ms of margin
+/// either way, so real-time jitter cannot add or remove one.
+const LOSS: &str = r#"
+description = "30% loss on every link, 100 ms heartbeats, 250 ms timeout"
+duration = "8s"
+
+[topology]
+kind = "mesh"
+nodes = 4
+monitors_per_node = "all"
+
+[network]
+latency = { dist = "constant", value = "100us" }
+loss = 0.3
+
+[[detectors]]
+name = "fixed-250ms"
+kind = "fixed-timeout"
+interval = "100ms"
+timeout = "250ms"
+"#;
+
+#[test]
+fn live_losses_are_the_simulations_losses_for_the_same_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("loss.toml");
+    std::fs::write(&file, LOSS).unwrap();
+    let out = dir.path().join("live");
+    let o = fdlab(&[
+        "live",
+        file.to_str().unwrap(),
+        "--sim-seeds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
+    assert_gone(&pids(&stdout), Duration::ZERO, true);
+    // Mistakes per (scenario, monitor, target).
+    let mut rows = csv::Reader::from_path(out.join("mistakes.csv")).unwrap();
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let mut live = std::collections::BTreeMap::new();
+    let mut sim = std::collections::BTreeMap::new();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let side = if row[col("scenario")].ends_with("(live)") {
+            &mut live
+        } else {
+            &mut sim
+        };
+        *side
+            .entry((
+                row[col("monitor")].to_owned(),
+                row[col("target")].to_owned(),
+            ))
+            .or_insert(0) += 1;
+    }
+    let total: u32 = sim.values().sum();
+    assert!(total >= 20, "30% loss makes mistakes: {sim:?}");
+    assert_eq!(live, sim, "mistakes per pair, live vs simulated");
+    assert_traffic_matches_the_simulation(&out, 0);
 }
 
 /// Starts `fdlab live` on the crash scenario and returns it with its node pids.

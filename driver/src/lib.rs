@@ -9,7 +9,12 @@
 //!   fdlab's own simulator and compare the detection times and mistakes.
 //! - `tokio_io` (normal builds): tokio's UDP sockets and clock, for the
 //!   one process per node of `fdlab live` (`src/live.rs`).
+//!
+//! [`faulty::FaultyTransport`] wraps any transport with a sans-IO fault filter
+//! (partitions, loss, slow links on the datagrams a node sends), which is how
+//! `fdlab live` injects network faults in user space.
 
+pub mod faulty;
 pub mod node;
 pub mod wire;
 
@@ -19,4 +24,4 @@ pub mod madsim_io;
 #[cfg(not(madsim))]
 pub mod tokio_io;
 
-pub use node::{Clock, Node, Transport, Watch};
+pub use node::{Clock, Node, Sent, Transport, Watch};

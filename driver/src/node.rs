@@ -54,6 +54,10 @@ const STALL: Nanos = Nanos::from_millis(50);
 /// After a stall, timers wait this long for the datagrams that queued up.
 const STALL_GRACE: Nanos = Nanos::from_millis(2);
 
+/// Most (prober, watch) reply counters a node keeps: far more than a run's
+/// monitored pairs, and a bound on what garbage probes can make it allocate.
+const MAX_REPLY_COUNTERS: usize = 4096;
+
 /// One detector watching one peer.
 #[derive(Debug)]
 pub struct Watch<A> {
@@ -62,6 +66,8 @@ pub struct Watch<A> {
     pub detector: Detector,
     /// The heartbeat stream it listens to (by interval), if any.
     heartbeat_interval: Option<Nanos>,
+    /// Whether it watches the data stream from its peer (frames).
+    data_stream: bool,
     verdict: Verdict,
     /// Verdict changes in local time; Alive before the first.
     pub timeline: Vec<(Nanos, Verdict)>,
@@ -79,12 +85,54 @@ struct Beat<A> {
 /// as it happens (a live host streams them out: a killed process keeps none).
 pub type Observer = Box<dyn FnMut(usize, Nanos, Verdict) + Send>;
 
+/// The liveness datagrams a node has sent since it started, by what they
+/// serve: the overhead of each detector is the heartbeats of the stream it
+/// listens to, or its probes and their replies. Counted when the driver
+/// sends, before any network fault can drop them (as the simulator counts).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sent<A> {
+    /// Per heartbeat stream, in `send_heartbeats` order: (monitor, interval,
+    /// heartbeats sent).
+    pub heartbeats: Vec<(A, Nanos, u64)>,
+    /// Per watch, in `watch` order: probes sent.
+    pub probes: Vec<u64>,
+    /// Per (prober, the prober's watch number): probe replies sent.
+    pub replies: Vec<(A, u32, u64)>,
+}
+
+impl<A> Default for Sent<A> {
+    fn default() -> Self {
+        Sent {
+            heartbeats: Vec::new(),
+            probes: Vec::new(),
+            replies: Vec::new(),
+        }
+    }
+}
+
+/// Called with (local time, the counts so far) at most once per reporting
+/// period while the counts change, and once at the end of `run`: a live host
+/// streams them out, so a killed process has reported all but its last period.
+pub type SentObserver<A> = Box<dyn FnMut(Nanos, &Sent<A>) + Send>;
+
+/// How and when to report [`Sent`].
+struct SentReports<A> {
+    every: Nanos,
+    /// The earliest instant of the next report.
+    next: Nanos,
+    /// Counts changed since the last report.
+    dirty: bool,
+    observer: SentObserver<A>,
+}
+
 /// A node: the detectors it runs as a monitor and the heartbeats it sends as a
 /// target. It answers every probe it receives.
 pub struct Node<A> {
     watches: Vec<Watch<A>>,
     beats: Vec<Beat<A>>,
     observer: Option<Observer>,
+    sent: Sent<A>,
+    sent_reports: Option<SentReports<A>>,
 }
 
 impl<A: std::fmt::Debug> std::fmt::Debug for Node<A> {
@@ -93,6 +141,8 @@ impl<A: std::fmt::Debug> std::fmt::Debug for Node<A> {
             .field("watches", &self.watches)
             .field("beats", &self.beats)
             .field("observer", &self.observer.is_some())
+            .field("sent", &self.sent)
+            .field("sent_reports", &self.sent_reports.is_some())
             .finish()
     }
 }
@@ -103,6 +153,8 @@ impl<A> Default for Node<A> {
             watches: Vec::new(),
             beats: Vec::new(),
             observer: None,
+            sent: Sent::default(),
+            sent_reports: None,
         }
     }
 }
@@ -125,16 +177,19 @@ impl<A: Clone + PartialEq> Node<A> {
         jitter: f64,
     ) -> Result<(), ConfigError> {
         let heartbeat_interval = config.heartbeat_interval();
+        let data_stream = config.uses_data_stream();
         let probes = config.uses_probes();
         let mut detector = Detector::new(config, now)?;
         if probes {
             detector.handle_start_probing(now, jitter);
         }
+        self.sent.probes.push(0);
         self.watches.push(Watch {
             peer,
             name: name.to_owned(),
             detector,
             heartbeat_interval,
+            data_stream,
             verdict: Verdict::Alive,
             timeline: Vec::new(),
         });
@@ -145,9 +200,11 @@ impl<A: Clone + PartialEq> Node<A> {
     /// simulator's: after a stall it fires once, late, then keeps its period),
     /// the first at local time `first`.
     pub fn send_heartbeats(&mut self, peer: A, interval: Nanos, first: Nanos) {
+        let interval = interval.max(Nanos(1));
+        self.sent.heartbeats.push((peer.clone(), interval, 0));
         self.beats.push(Beat {
             peer,
-            interval: interval.max(Nanos(1)),
+            interval,
             next: first,
         });
     }
@@ -155,6 +212,22 @@ impl<A: Clone + PartialEq> Node<A> {
     /// Calls `observer` on every verdict change from now on.
     pub fn set_observer(&mut self, observer: Observer) {
         self.observer = Some(observer);
+    }
+
+    /// Calls `observer` with the counts of sent datagrams, at most once per
+    /// `every` of local time while they change, and at the end of `run`.
+    pub fn set_sent_observer(&mut self, every: Nanos, observer: SentObserver<A>) {
+        self.sent_reports = Some(SentReports {
+            every: every.max(Nanos(1)),
+            next: Nanos::ZERO,
+            dirty: false,
+            observer,
+        });
+    }
+
+    /// The liveness datagrams sent so far.
+    pub fn sent(&self) -> &Sent<A> {
+        &self.sent
     }
 
     pub fn watches(&self) -> &[Watch<A>] {
@@ -184,6 +257,7 @@ impl<A: Clone + PartialEq> Node<A> {
         loop {
             let now = clock.now();
             if now >= until {
+                self.report_sent(now, true);
                 return Ok(());
             }
             // Woke much later than asked: the process was stalled (stopped,
@@ -197,16 +271,18 @@ impl<A: Clone + PartialEq> Node<A> {
             // Heartbeats go out even during a hold: it only delays judging.
             self.send_beats(net, now).await;
             let wake = if now < hold_until {
-                self.next_beat()
-                    .min(hold_until)
-                    .max(now + Nanos(1))
-                    .min(until)
+                self.next_beat().min(hold_until)
             } else {
                 self.fire_due(net, now).await;
-                // Everything due at `now` was handled; a detector that still
-                // asks for `now` must not make the loop spin without time passing.
-                self.next_wake().max(now + Nanos(1)).min(until)
+                self.next_wake()
             };
+            self.report_sent(now, false);
+            // Everything due at `now` was handled; a detector that still asks
+            // for `now` must not make the loop spin without time passing.
+            let wake = wake
+                .min(self.next_sent_report())
+                .max(now + Nanos(1))
+                .min(until);
             asked = Some(wake);
             let arrived = {
                 let mut sleep = pin!(clock.sleep_until(wake));
@@ -224,6 +300,33 @@ impl<A: Clone + PartialEq> Node<A> {
                 let now = clock.now();
                 self.on_datagram(net, now, &bytes, from).await;
             }
+        }
+    }
+
+    /// Reports the sent counts if they changed and the period has passed
+    /// (or at the end, `last`).
+    fn report_sent(&mut self, now: Nanos, last: bool) {
+        let Some(r) = &mut self.sent_reports else {
+            return;
+        };
+        if r.dirty && (last || now >= r.next) {
+            (r.observer)(now, &self.sent);
+            r.dirty = false;
+            r.next = now.saturating_add(r.every);
+        }
+    }
+
+    /// When the next report of sent counts is due (never if nothing changed).
+    fn next_sent_report(&self) -> Nanos {
+        match &self.sent_reports {
+            Some(r) if r.dirty => r.next,
+            _ => Nanos::MAX,
+        }
+    }
+
+    fn count_sent(&mut self) {
+        if let Some(r) = &mut self.sent_reports {
+            r.dirty = true;
         }
     }
 
@@ -265,6 +368,8 @@ impl<A: Clone + PartialEq> Node<A> {
                     interval: beat.interval,
                 };
                 let peer = beat.peer.clone();
+                self.sent.heartbeats[b].2 += 1;
+                self.count_sent();
                 let _ = net.send(&peer, &msg.encode()).await;
             }
         }
@@ -300,6 +405,19 @@ impl<A: Clone + PartialEq> Node<A> {
             }
             Some(Msg::Probe { watch, id }) => {
                 let reply = Msg::ProbeReply { watch, id };
+                let replies = &mut self.sent.replies;
+                match replies
+                    .iter()
+                    .position(|(p, w, _)| *p == from && *w == watch)
+                {
+                    Some(i) => replies[i].2 += 1,
+                    None if replies.len() < MAX_REPLY_COUNTERS => {
+                        replies.push((from.clone(), watch, 1));
+                    }
+                    // Probes naming ever new watches are not a run's traffic.
+                    None => {}
+                }
+                self.count_sent();
                 let _ = net.send(&from, &reply.encode()).await;
             }
             Some(Msg::ProbeReply { watch, id }) => {
@@ -309,6 +427,15 @@ impl<A: Clone + PartialEq> Node<A> {
                         .detector
                         .handle_probe_reply(now, ProbeId(id));
                     self.settle(net, i, now).await;
+                }
+            }
+            Some(Msg::Frame(frame)) => {
+                for i in 0..self.watches.len() {
+                    let w = &mut self.watches[i];
+                    if w.peer == from && w.data_stream {
+                        w.detector.handle_frame(now, frame);
+                        self.settle(net, i, now).await;
+                    }
                 }
             }
             None => {}
@@ -334,6 +461,8 @@ impl<A: Clone + PartialEq> Node<A> {
                 id: tx.probe.0,
             };
             let peer = self.watches[i].peer.clone();
+            self.sent.probes[i] += 1;
+            self.count_sent();
             let _ = net.send(&peer, &msg.encode()).await;
         }
     }

@@ -1,10 +1,12 @@
-//! The datagrams the driver exchanges: 13 bytes, `[tag][u32 LE][u64 LE]`.
+//! The messages the driver exchanges: 13 bytes, `[tag][u32 LE][u64 LE]`:
+//! liveness datagrams, and the data-stream frames a host delivers from a
+//! stream socket (a dataflow stage's upstream link).
 //!
 //! Decoding never panics: anything that is not exactly one of our messages
 //! (wrong length, unknown tag) is `None`, and the driver drops it, as a UDP
 //! host drops garbage.
 
-use fdlab_protocol::Nanos;
+use fdlab_protocol::{Frame, Nanos};
 
 /// One liveness message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +18,9 @@ pub enum Msg {
     Probe { watch: u32, id: u64 },
     /// The answer to a probe, echoing it.
     ProbeReply { watch: u32, id: u64 },
+    /// A frame of the data stream from the sender (for the detectors that
+    /// watch that stream).
+    Frame(Frame),
 }
 
 /// Bytes of every encoded message.
@@ -24,6 +29,10 @@ pub const LEN: usize = 13;
 const HEARTBEAT: u8 = 1;
 const PROBE: u8 = 2;
 const PROBE_REPLY: u8 = 3;
+const DATA: u8 = 4;
+const STREAM_HEARTBEAT: u8 = 5;
+const BACKPRESSURE: u8 = 6;
+const MAINTENANCE: u8 = 7;
 
 impl Msg {
     pub fn encode(self) -> [u8; LEN] {
@@ -31,6 +40,10 @@ impl Msg {
             Msg::Heartbeat { interval } => (HEARTBEAT, 0, interval.as_nanos()),
             Msg::Probe { watch, id } => (PROBE, watch, id),
             Msg::ProbeReply { watch, id } => (PROBE_REPLY, watch, id),
+            Msg::Frame(Frame::Data) => (DATA, 0, 0),
+            Msg::Frame(Frame::StreamHeartbeat) => (STREAM_HEARTBEAT, 0, 0),
+            Msg::Frame(Frame::Backpressure) => (BACKPRESSURE, 0, 0),
+            Msg::Frame(Frame::Maintenance { pause }) => (MAINTENANCE, 0, pause.as_nanos()),
         };
         let mut out = [0u8; LEN];
         out[0] = tag;
@@ -47,6 +60,10 @@ impl Msg {
             HEARTBEAT => Some(Msg::Heartbeat { interval: Nanos(b) }),
             PROBE => Some(Msg::Probe { watch: a, id: b }),
             PROBE_REPLY => Some(Msg::ProbeReply { watch: a, id: b }),
+            DATA => Some(Msg::Frame(Frame::Data)),
+            STREAM_HEARTBEAT => Some(Msg::Frame(Frame::StreamHeartbeat)),
+            BACKPRESSURE => Some(Msg::Frame(Frame::Backpressure)),
+            MAINTENANCE => Some(Msg::Frame(Frame::Maintenance { pause: Nanos(b) })),
             _ => None,
         }
     }
@@ -67,6 +84,12 @@ mod tests {
                 watch: u32::MAX,
                 id: u64::MAX,
             },
+            Msg::Frame(Frame::Data),
+            Msg::Frame(Frame::StreamHeartbeat),
+            Msg::Frame(Frame::Backpressure),
+            Msg::Frame(Frame::Maintenance {
+                pause: Nanos::from_secs(5),
+            }),
         ] {
             assert_eq!(Msg::decode(&m.encode()), Some(m));
         }

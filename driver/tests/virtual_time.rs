@@ -182,3 +182,105 @@ fn an_adaptive_prober_sends_probes_learns_from_replies_and_fails_when_they_stop(
         "no mistake while it answered: {timeline:?}"
     );
 }
+
+#[test]
+fn sent_datagrams_are_counted_per_stream_watch_and_prober_and_reported_per_period() {
+    use std::sync::{Arc, Mutex};
+
+    let host = Host::default();
+    {
+        let mut w = host.0.borrow_mut();
+        w.answer_after = ms(2);
+        w.answer_until = ms(5_000);
+        // Node 9 probes us three times for its watch 2, once for its watch 4.
+        for (k, watch) in [(0u64, 2u32), (1, 2), (2, 2), (3, 4)] {
+            let probe = Msg::Probe { watch, id: k }.encode().to_vec();
+            w.inbox.push_back((ms(300 + 1000 * k), 9, probe));
+        }
+    }
+    let mut node = Node::new();
+    node.send_heartbeats(3, ms(100), ms(50));
+    let config = DetectorConfig::AdaptiveProbe(AdaptiveProbeConfig {
+        initial_timeout: ms(1000),
+        ..Default::default()
+    });
+    node.watch(5, "probe", config, Nanos::ZERO, 0.5).unwrap();
+    type Reports = Vec<(Nanos, fdlab_driver::Sent<u32>)>;
+    let reports: Arc<Mutex<Reports>> = Arc::default();
+    let log = Arc::clone(&reports);
+    node.set_sent_observer(
+        ms(1000),
+        Box::new(move |now, sent| log.lock().unwrap().push((now, sent.clone()))),
+    );
+    block_on(node.run(&host, &host, ms(5_000))).unwrap();
+
+    let w = host.0.borrow();
+    let count = |pred: &dyn Fn(&Msg) -> bool| {
+        w.sent
+            .iter()
+            .filter(|s| Msg::decode(&s.2).is_some_and(|m| pred(&m)))
+            .count() as u64
+    };
+    let sent = node.sent();
+    // Heartbeats at 50, 150, ..., 4950 ms.
+    assert_eq!(sent.heartbeats, [(3, ms(100), 50)]);
+    assert_eq!(
+        sent.heartbeats[0].2,
+        count(&|m| matches!(m, Msg::Heartbeat { .. }))
+    );
+    assert_eq!(sent.probes, [count(&|m| matches!(m, Msg::Probe { .. }))]);
+    assert!(sent.probes[0] >= 4, "{sent:?}");
+    assert_eq!(sent.replies, [(9, 2, 3), (9, 4, 1)]);
+
+    let reports = reports.lock().unwrap();
+    // Once per second at most while the counts change, and the last report
+    // (at the end of the run) holds the final counts.
+    assert!(
+        reports.len() >= 5 && reports.len() <= 6,
+        "{}",
+        reports.len()
+    );
+    let periodic = &reports[..reports.len() - 1];
+    for pair in periodic.windows(2) {
+        assert!(
+            pair[1].0 >= pair[0].0 + ms(1000),
+            "{:?}",
+            (pair[0].0, pair[1].0)
+        );
+    }
+    assert_eq!(&reports.last().unwrap().1, sent);
+    assert!(reports.last().unwrap().0 >= ms(5_000));
+}
+
+#[test]
+fn data_frames_from_the_watched_peer_drive_a_stream_detector() {
+    use fdlab_protocol::decay::DataflowDecayConfig;
+    use fdlab_protocol::Frame;
+
+    let host = Host::default();
+    {
+        let mut w = host.0.borrow_mut();
+        let data = Msg::Frame(Frame::Data).encode().to_vec();
+        for k in 1..=100u64 {
+            w.inbox.push_back((ms(10 * k), 7, data.clone()));
+            // Another upstream's frames keep flowing; they must not help 7.
+            w.inbox.push_back((ms(10 * k + 3), 8, data.clone()));
+        }
+        for k in 101..=200u64 {
+            w.inbox.push_back((ms(10 * k + 3), 8, data.clone()));
+        }
+    }
+    let mut node = Node::new();
+    let config = DetectorConfig::DataflowDecay(DataflowDecayConfig::default());
+    node.watch(7, "decay", config, Nanos::ZERO, 0.0).unwrap();
+    block_on(node.run(&host, &host, ms(3_000))).unwrap();
+    let timeline = &node.watches()[0].timeline;
+    let failed = timeline.iter().find(|c| c.1 == Verdict::Failed);
+    // The last frame from 7 is at 1 s; 1.2 intervals later the score decays
+    // by 0.9 a millisecond: under 0.2 about 16 ms after that.
+    assert!(
+        failed.is_some_and(|&(at, _)| at > ms(1_010) && at < ms(1_060)),
+        "{timeline:?}"
+    );
+    assert!(timeline.iter().all(|c| c.0 > ms(1_000)), "{timeline:?}");
+}

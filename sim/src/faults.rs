@@ -126,6 +126,16 @@ impl LinkFault {
         forward || backward
     }
 
+    /// The loss probability (inside bursts, for bursty loss) and the bursts,
+    /// if any: for a host that applies the fault itself (`fdlab live`).
+    pub fn loss(&self) -> Option<(f64, Option<&[Window]>)> {
+        match &self.loss {
+            None => None,
+            Some(LossModel::Independent(p)) => Some((*p, None)),
+            Some(LossModel::Bursts { p, bursts }) => Some((*p, Some(bursts))),
+        }
+    }
+
     /// Loss probability at `at` (for a message the fault applies to).
     pub fn loss_at(&self, at: Nanos) -> f64 {
         match &self.loss {

@@ -33,6 +33,11 @@ pub enum Purpose {
     Heartbeat = 9,
     /// Crash instants drawn to measure detection time on a recorded trace.
     TraceCuts = 10,
+    /// Loss draws of the probes and probe replies one node sends to one peer
+    /// in `fdlab live`. The simulator draws a probe's and its reply's fate
+    /// from the pair's `Liveness` stream, which two processes cannot share;
+    /// the simulator never uses this purpose, so adding it moved no stream.
+    LiveProbe = 11,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).

@@ -1,0 +1,483 @@
+//! The data plane of a live dataflow stage: data frames over TCP on loopback
+//! between the processes of adjacent layers, as the simulator's data links
+//! carry them (`sim/src/engine.rs`, "data plane").
+//!
+//! - A source stage (layer 0) emits data frames on each of its links at the
+//!   workload's intervals, drawn from the simulator's own `Purpose::Workload`
+//!   stream of that link in the same order (on/off bursts included), so a
+//!   live source sends at the instants its simulated twin does (to the
+//!   timer's millisecond). A frame that finds its link's send buffer
+//!   (`network.send_buffer` frames) full is dropped, as the simulator's
+//!   source drops it.
+//! - Every other stage takes the data frames it receives in arrival order,
+//!   spends a service time on each (the simulator's `Purpose::Service` stream
+//!   of the stage), and forwards it to its downstream links round-robin
+//!   (a sink forwards nothing), waiting while that link's send buffer is full.
+//! - Flow control as the simulator's: a link has at most
+//!   `network.receive_queue` data frames in flight or queued at the receiver;
+//!   the receiver returns a credit (one byte on the same TCP connection) when
+//!   a frame leaves its queue for service. A full window keeps frames in the
+//!   send buffer; an offer to a buffer at least 80 % full also sends a
+//!   backpressure frame. Stream-heartbeat and backpressure frames bypass the
+//!   buffer and the window.
+//! - A link that carried nothing for `workload.idle_frame_interval` carries a
+//!   stream-heartbeat frame.
+//! - The frames a stage receives reach the driver's detectors as messages from
+//!   the upstream's UDP address ([`StageTransport`]), so a `dataflow-decay`
+//!   detector watches the stream unchanged.
+//!
+//! Not modelled live: maintenance frames (refused), the scenario's data
+//! latency (loopback's is what it is), and the real TCP stack's own buffers
+//! beyond the window. A crashed stage's sockets close, so its peers' frames to
+//! it are lost, as in the simulator. Timers are tokio's: a service time under
+//! a millisecond takes about a millisecond live.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::Poll;
+
+use fdlab_driver::tokio_io::TokioClock;
+use fdlab_driver::wire::{Msg, LEN};
+use fdlab_driver::{Clock, Transport};
+use fdlab_protocol::{Frame, Nanos};
+use fdlab_sim::dist::Sampler;
+use fdlab_sim::rng::{Purpose, Streams};
+use fdlab_sim::scenario::Scenario;
+use fdlab_sim::topology::Layout;
+use rand_chacha::ChaCha8Rng;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+/// A timer that fires later than this was stalled (the process was stopped):
+/// a source then restarts its period from now, as the simulator's source
+/// does after a pause, instead of catching up with a burst.
+const STALL: Nanos = Nanos::from_millis(50);
+
+/// A frame received from an upstream, for the node's detectors: the encoded
+/// message and the upstream's UDP address.
+type Delivery = (Vec<u8>, SocketAddr);
+
+/// The stage's links and how much it sent.
+pub struct Stage {
+    me: u32,
+    /// Upstream node indices (in layout order).
+    upstreams: Vec<u32>,
+    /// Downstream node indices (in layout order, the round-robin order).
+    downstreams: Vec<u32>,
+    source: bool,
+    /// Stream-heartbeat frames sent per downstream, for the traffic report.
+    pub stream_heartbeats: StreamHeartbeats,
+}
+
+impl Stage {
+    pub fn new(layout: &Layout, me: u32) -> Stage {
+        let upstreams = layout
+            .links
+            .iter()
+            .filter(|l| l.to == me)
+            .map(|l| l.from)
+            .collect();
+        let downstreams: Vec<u32> = layout
+            .links
+            .iter()
+            .filter(|l| l.from == me)
+            .map(|l| l.to)
+            .collect();
+        Stage {
+            me,
+            upstreams,
+            stream_heartbeats: downstreams
+                .iter()
+                .map(|&d| (d, Arc::new(AtomicU64::new(0))))
+                .collect(),
+            downstreams,
+            source: layout.layer[me as usize] == 0,
+        }
+    }
+
+    /// Starts the stage's tasks on the current runtime, at the run's time
+    /// zero (`clock`'s epoch). `udp` are the nodes' UDP addresses (the
+    /// detectors' names for them), `tcp` their data-plane listeners; frames
+    /// for the detectors go to `deliver`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        &self,
+        scenario: &Scenario,
+        streams: &Streams,
+        clock: TokioClock,
+        listener: TcpListener,
+        udp: &[SocketAddr],
+        tcp: &[SocketAddr],
+        deliver: mpsc::UnboundedSender<Delivery>,
+    ) {
+        let workload = &scenario.workload;
+        let link = LinkParams {
+            idle: workload.idle_frame_interval,
+            window: scenario.network.receive_queue.max(1),
+        };
+        let buffer = scenario.network.send_buffer.max(1) as usize;
+        let mut outputs = Vec::new();
+        for (k, &to) in self.downstreams.iter().enumerate() {
+            let (data_tx, data_rx) = mpsc::channel(buffer);
+            let (control_tx, control_rx) = mpsc::unbounded_channel();
+            let sent = Arc::clone(&self.stream_heartbeats[k].1);
+            let wire = (data_rx, control_rx);
+            tokio::spawn(write_link(
+                self.me,
+                tcp[to as usize],
+                wire,
+                clock,
+                link,
+                sent,
+            ));
+            let out = LinkOut {
+                data: data_tx,
+                control: control_tx,
+                capacity: buffer,
+            };
+            if self.source {
+                let rng = streams.stream(Purpose::Workload, &[u64::from(self.me), u64::from(to)]);
+                let source = Source {
+                    interval: Sampler::new(&workload.interval),
+                    on: workload.on.as_ref().map(Sampler::new),
+                    off: workload.off.as_ref().map(Sampler::new),
+                    rng,
+                };
+                tokio::spawn(source.run(out.clone(), clock));
+            }
+            outputs.push(out);
+        }
+        if !self.upstreams.is_empty() {
+            let (service_tx, service_rx) = mpsc::unbounded_channel();
+            let rng = streams.stream(Purpose::Service, &[u64::from(self.me)]);
+            let sampler = Sampler::new(&workload.service_time);
+            tokio::spawn(serve(service_rx, outputs, sampler, rng, clock));
+            let udp = udp.to_vec();
+            let expected = self.upstreams.clone();
+            tokio::spawn(accept(listener, expected, udp, deliver, service_tx));
+        }
+    }
+}
+
+/// What every link of a run shares.
+#[derive(Clone, Copy, Debug)]
+struct LinkParams {
+    /// A link idle this long carries a stream heartbeat.
+    idle: Nanos,
+    /// Data frames in flight or queued at the receiver, at most.
+    window: u32,
+}
+
+/// The sending stage's handle on one of its links.
+#[derive(Clone)]
+struct LinkOut {
+    /// The send buffer.
+    data: mpsc::Sender<Frame>,
+    /// Control frames: past the buffer and the window.
+    control: mpsc::UnboundedSender<Frame>,
+    capacity: usize,
+}
+
+/// A send buffer at least this full makes each offer send a backpressure
+/// frame (the simulator's `BACKPRESSURE_SHARE`).
+const BACKPRESSURE_SHARE: f64 = fdlab_sim::engine::BACKPRESSURE_SHARE;
+
+impl LinkOut {
+    /// The simulator's `offer`, backpressure part: a buffer at least 80 %
+    /// full announces it with a control frame.
+    fn announce_backpressure(&self) {
+        let queued = self.capacity - self.data.capacity();
+        if queued as f64 >= BACKPRESSURE_SHARE * self.capacity as f64 {
+            let _ = self.control.send(Frame::Backpressure);
+        }
+    }
+}
+
+/// One connection's send side: data frames while the window allows, control
+/// frames at once, a stream heartbeat after `idle` of silence.
+type Wire = (mpsc::Receiver<Frame>, mpsc::UnboundedReceiver<Frame>);
+
+/// What the send side of a link does next.
+enum Next {
+    Write(Frame),
+    Credit,
+    Idle,
+    Closed,
+}
+
+/// The send side of one link: connects, says who it is, then writes frames
+/// (see [`Wire`]) and reads the receiver's credits. Ends (its frames lost)
+/// when the downstream is gone.
+async fn write_link(
+    me: u32,
+    to: SocketAddr,
+    (mut data, mut control): Wire,
+    clock: TokioClock,
+    link: LinkParams,
+    heartbeats: Arc<AtomicU64>,
+) {
+    let Ok(stream) = TcpStream::connect(to).await else {
+        return;
+    };
+    let _ = stream.set_nodelay(true);
+    let (mut credits_in, mut out) = stream.into_split();
+    if out.write_all(&me.to_le_bytes()).await.is_err() {
+        return;
+    }
+    // Credits arrive as single bytes on the same connection.
+    let (credit_tx, mut credit_rx) = mpsc::unbounded_channel::<()>();
+    tokio::spawn(async move {
+        let mut byte = [0u8; 1];
+        while credits_in.read_exact(&mut byte).await.is_ok() {
+            if credit_tx.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    let mut window = link.window;
+    let mut last_sent = Nanos::ZERO;
+    loop {
+        let due = last_sent.saturating_add(link.idle);
+        let next = {
+            let mut sleep = pin!(clock.sleep_until(due));
+            std::future::poll_fn(|cx| {
+                match control.poll_recv(cx) {
+                    Poll::Ready(Some(frame)) => return Poll::Ready(Next::Write(frame)),
+                    Poll::Ready(None) => return Poll::Ready(Next::Closed),
+                    Poll::Pending => {}
+                }
+                if let Poll::Ready(Some(())) = credit_rx.poll_recv(cx) {
+                    return Poll::Ready(Next::Credit);
+                }
+                if window > 0 {
+                    match data.poll_recv(cx) {
+                        Poll::Ready(Some(frame)) => return Poll::Ready(Next::Write(frame)),
+                        Poll::Ready(None) => return Poll::Ready(Next::Closed),
+                        Poll::Pending => {}
+                    }
+                }
+                sleep.as_mut().poll(cx).map(|()| Next::Idle)
+            })
+            .await
+        };
+        let frame = match next {
+            // The stage is finishing.
+            Next::Closed => return,
+            Next::Credit => {
+                window = window.saturating_add(1).min(link.window);
+                continue;
+            }
+            Next::Write(frame) => {
+                if frame == Frame::Data {
+                    window -= 1;
+                }
+                frame
+            }
+            Next::Idle => {
+                heartbeats.fetch_add(1, Ordering::Relaxed);
+                Frame::StreamHeartbeat
+            }
+        };
+        if out.write_all(&Msg::Frame(frame).encode()).await.is_err() {
+            return;
+        }
+        last_sent = clock.now();
+    }
+}
+
+/// A source's emissions on one link.
+struct Source {
+    interval: Sampler,
+    on: Option<Sampler>,
+    off: Option<Sampler>,
+    rng: ChaCha8Rng,
+}
+
+impl Source {
+    /// The simulator's `start_link` and `source_emit`, in real time.
+    async fn run(mut self, link: LinkOut, clock: TokioClock) {
+        let mut next = self.interval.sample(&mut self.rng);
+        let mut on_until: Option<Nanos> = None;
+        loop {
+            clock.sleep_until(next).await;
+            let now = clock.now();
+            let at = if now.saturating_sub(next) > STALL {
+                now
+            } else {
+                next
+            };
+            if let (Some(on), Some(off)) = (&self.on, &self.off) {
+                match on_until {
+                    None => on_until = Some(at + on.sample(&mut self.rng)),
+                    Some(until) if at >= until => {
+                        let resume = at + off.sample(&mut self.rng);
+                        on_until = Some(resume + on.sample(&mut self.rng));
+                        next = resume;
+                        continue;
+                    }
+                    Some(_) => {}
+                }
+            }
+            link.announce_backpressure();
+            match link.data.try_send(Frame::Data) {
+                // A full send buffer drops the frame, as the simulator's source.
+                Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => {}
+                Err(mpsc::error::TrySendError::Closed(_)) => return,
+            }
+            next = at + self.interval.sample(&mut self.rng).max(Nanos(1));
+        }
+    }
+}
+
+/// A stage's service: takes the received data frames in order, returns the
+/// link's credit as the frame leaves the queue, spends its service time, then
+/// offers the frame to the next downstream link in turn, waiting while that
+/// link's buffer is full (the simulator's `blocked_on`). A sink only serves.
+async fn serve(
+    mut input: mpsc::UnboundedReceiver<mpsc::UnboundedSender<()>>,
+    outputs: Vec<LinkOut>,
+    service: Sampler,
+    mut rng: ChaCha8Rng,
+    clock: TokioClock,
+) {
+    let mut next_output = 0usize;
+    while let Some(credit) = input.recv().await {
+        let _ = credit.send(());
+        let done = clock.now().saturating_add(service.sample(&mut rng));
+        clock.sleep_until(done).await;
+        if outputs.is_empty() {
+            continue;
+        }
+        let link = &outputs[next_output % outputs.len()];
+        next_output += 1;
+        link.announce_backpressure();
+        // A closed link (its downstream crashed) loses the frame.
+        let _ = link.data.send(Frame::Data).await;
+    }
+}
+
+/// Accepts the upstreams' connections; each says which node it is.
+async fn accept(
+    listener: TcpListener,
+    expected: Vec<u32>,
+    udp: Vec<SocketAddr>,
+    deliver: mpsc::UnboundedSender<Delivery>,
+    service: mpsc::UnboundedSender<mpsc::UnboundedSender<()>>,
+) {
+    let mut waiting = expected;
+    while !waiting.is_empty() {
+        let Ok((mut stream, _)) = listener.accept().await else {
+            return;
+        };
+        let mut hello = [0u8; 4];
+        if stream.read_exact(&mut hello).await.is_err() {
+            continue;
+        }
+        let from = u32::from_le_bytes(hello);
+        // Only the expected upstreams, each once: anything else is dropped.
+        let Some(i) = waiting.iter().position(|&u| u == from) else {
+            continue;
+        };
+        waiting.swap_remove(i);
+        let Some(&addr) = udp.get(from as usize) else {
+            continue;
+        };
+        tokio::spawn(read_link(stream, addr, deliver.clone(), service.clone()));
+    }
+}
+
+/// The receive side of one link: every frame to the detectors, every data
+/// frame to the stage's service queue with the means to return its credit.
+async fn read_link(
+    stream: TcpStream,
+    from: SocketAddr,
+    deliver: mpsc::UnboundedSender<Delivery>,
+    service: mpsc::UnboundedSender<mpsc::UnboundedSender<()>>,
+) {
+    let (mut frames, mut credits_out) = stream.into_split();
+    let (credit_tx, mut credit_rx) = mpsc::unbounded_channel::<()>();
+    tokio::spawn(async move {
+        while credit_rx.recv().await.is_some() {
+            if credits_out.write_all(&[1]).await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut buf = [0u8; LEN];
+    while frames.read_exact(&mut buf).await.is_ok() {
+        let Some(Msg::Frame(frame)) = Msg::decode(&buf) else {
+            continue;
+        };
+        if deliver.send((buf.to_vec(), from)).is_err() {
+            return;
+        }
+        if frame == Frame::Data && service.send(credit_tx.clone()).is_err() {
+            return;
+        }
+    }
+}
+
+/// A [`Transport`] whose `recv` also yields the frames the data plane
+/// received, as messages from the upstream's UDP address.
+pub struct StageTransport<T> {
+    pub inner: T,
+    frames: RefCell<mpsc::UnboundedReceiver<Delivery>>,
+}
+
+impl<T> StageTransport<T> {
+    pub fn new(inner: T, frames: mpsc::UnboundedReceiver<Delivery>) -> Self {
+        StageTransport {
+            inner,
+            frames: RefCell::new(frames),
+        }
+    }
+}
+
+impl<T: Transport<Addr = SocketAddr>> Transport for StageTransport<T> {
+    type Addr = SocketAddr;
+
+    async fn recv(&self) -> io::Result<(Vec<u8>, SocketAddr)> {
+        let mut datagram = pin!(self.inner.recv());
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(r) = datagram.as_mut().poll(cx) {
+                return Poll::Ready(r);
+            }
+            match self.frames.borrow_mut().poll_recv(cx) {
+                Poll::Ready(Some(frame)) => Poll::Ready(Ok(frame)),
+                // No data plane (any more): datagrams only.
+                Poll::Ready(None) | Poll::Pending => Poll::Pending,
+            }
+        })
+        .await
+    }
+
+    async fn send(&self, to: &SocketAddr, bytes: &[u8]) -> io::Result<()> {
+        self.inner.send(to, bytes).await
+    }
+}
+
+/// Stream-heartbeat frames sent per downstream node.
+pub type StreamHeartbeats = Vec<(u32, Arc<AtomicU64>)>;
+
+/// The stream-heartbeat counts that changed since the last call, as
+/// `shb DOWNSTREAM N` lines (`crate::live_traffic`).
+pub fn stream_heartbeat_lines(
+    counts: &StreamHeartbeats,
+    last: &mut BTreeMap<u32, u64>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (to, count) in counts {
+        let n = count.load(Ordering::Relaxed);
+        if last.insert(*to, n) != Some(n) {
+            out.push(format!("shb {to} {n}"));
+        }
+    }
+    out
+}
