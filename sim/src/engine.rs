@@ -143,6 +143,9 @@ struct Node {
     downstream: Vec<u32>,
 }
 
+/// Verdict changes logged before they move to their timelines (16 bytes each).
+const CHANGE_BATCH: usize = 1 << 14;
+
 /// One detector on one monitored pair: the small fields every event touches.
 /// The detector, its random stream and its timeline live in parallel vectors
 /// (`detectors`, `rngs`, `timelines`): with tens of thousands of slots, an
@@ -258,10 +261,12 @@ struct Simulation<'a> {
     serving: Option<u32>,
     detectors: Vec<Detector>,
     rngs: Vec<ChaCha8Rng>,
-    /// Every verdict change of the run as `(slot, time, verdict)`, in time
-    /// order: one append-only log, split into the slots' timelines at the
-    /// end. (A sweep puts a thousand flapping detectors on each pair; a push
-    /// onto each one's own vector was a cache miss per change.)
+    timelines: Vec<DetectorTimeline>,
+    /// The latest verdict changes as `(slot, time, verdict)`, in time order,
+    /// moved to the slots' timelines [`CHANGE_BATCH`] at a time. A sweep puts
+    /// a thousand flapping detectors on each pair: a push onto each one's own
+    /// vector at the moment of the change was a cache miss in the middle of
+    /// the event loop; in a batch the misses overlap.
     changes: Vec<(u32, Nanos, Verdict)>,
     hb_streams: Vec<HbStream>,
     hb_rngs: Vec<ChaCha8Rng>,
@@ -448,7 +453,8 @@ impl<'a> Simulation<'a> {
             serving: None,
             detectors,
             rngs,
-            changes: Vec::new(),
+            timelines: (0..count).map(|_| DetectorTimeline::default()).collect(),
+            changes: Vec::with_capacity(CHANGE_BATCH),
             hb_streams,
             hb_rngs,
             hb_by_target,
@@ -898,8 +904,11 @@ impl<'a> Simulation<'a> {
         let s = &mut self.slots[slot as usize];
         if verdict != s.verdict {
             s.verdict = verdict;
-            self.changes.push((slot, self.now, verdict));
             let det = s.det;
+            self.changes.push((slot, self.now, verdict));
+            if self.changes.len() == CHANGE_BATCH {
+                self.file_changes();
+            }
             let (m, t) = self.pair(slot);
             self.log("verdict", m, Some(t), Some(det), || verdict.as_str().into());
         }
@@ -1420,26 +1429,25 @@ impl<'a> Simulation<'a> {
 
     // ---- outcome ----------------------------------------------------------
 
-    fn finish(self) -> Part {
+    /// Moves the logged verdict changes to their slots' timelines.
+    fn file_changes(&mut self) {
+        for (slot, time, verdict) in self.changes.drain(..) {
+            self.timelines[slot as usize].changes.push((time, verdict));
+        }
+    }
+
+    fn finish(mut self) -> Part {
+        self.file_changes();
         let d = self.scenario.detectors.len();
-        let mut counts = vec![0usize; self.slots.len()];
-        for &(slot, _, _) in &self.changes {
-            counts[slot as usize] += 1;
-        }
-        let mut timelines: Vec<DetectorTimeline> = self
-            .slots
-            .iter()
-            .zip(counts)
-            .map(|(s, n)| DetectorTimeline {
-                changes: Vec::with_capacity(n),
-                messages: s.messages,
-                bytes: s.bytes,
-            })
-            .collect();
-        for (slot, time, verdict) in self.changes {
-            timelines[slot as usize].changes.push((time, verdict));
-        }
-        let mut timelines = timelines.into_iter();
+        let mut timelines = self
+            .timelines
+            .into_iter()
+            .zip(&self.slots)
+            .map(|(mut tl, s)| {
+                tl.messages = s.messages;
+                tl.bytes = s.bytes;
+                tl
+            });
         let pairs = self
             .pairs
             .iter()
