@@ -1,11 +1,14 @@
 //! The discrete-event engine: one run of one scenario with one seed.
 //!
 //! Virtual time is integer nanoseconds of true time; one event queue ordered
-//! by `(time, insertion sequence)`; no wall clock anywhere. Every detector is
-//! driven only through its sans-IO interface: inputs with the monitor's local
-//! time, and a timer at the instant `poll_timeout` names (kept lazily: an
-//! earlier pending timer is left in place and re-armed when it fires, so a
-//! heartbeat that pushes the deadline back costs no queue operation).
+//! by `(time, insertion sequence)`, except that timers come after every other
+//! event of their instant; no wall clock anywhere. Every detector is driven
+//! only through its sans-IO interface: inputs with the monitor's local time,
+//! and a timeout at the instant `poll_timeout` names. A monitored pair has one
+//! timer event, at the earliest of its detectors' deadlines, kept lazily (an
+//! earlier pending one is left in place and re-armed when it fires, so a
+//! heartbeat that pushes a deadline back costs no queue operation); when it
+//! fires, every detector that is due gets its timeout, in detector order.
 //!
 //! Shadow mode: every detector of the scenario has its own instance on every
 //! monitored pair and its liveness traffic is sent by the simulated nodes and
