@@ -172,26 +172,8 @@ fn check_live(s: &Scenario, name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// What a live dataflow cannot do: its data links are TCP streams.
+/// What a live dataflow cannot do.
 fn check_live_dataflow(s: &Scenario, name: &str) -> Result<(), String> {
-    let on_links = |kind: FaultKind| matches!(kind, FaultKind::Partition | FaultKind::SlowLink);
-    let why = "on a dataflow live: its data links are TCP streams, which the transport filter does not cut or slow (loss is supported: it hits control datagrams only, as in the simulator)";
-    for (i, f) in s.faults.iter().enumerate() {
-        if on_links(f.kind()) {
-            return Err(format!(
-                "{name}: faults[{i}].kind = \"{}\" is not supported {why}",
-                f.kind().name()
-            ));
-        }
-    }
-    for (i, f) in s.random_faults.iter().enumerate() {
-        if on_links(f.kind) {
-            return Err(format!(
-                "{name}: random_faults[{i}].kind = \"{}\" is not supported {why}",
-                f.kind.name()
-            ));
-        }
-    }
     if s.network.heartbeat_channel == Channel::Data {
         return Err(format!(
             "{name}: network.heartbeat_channel = \"data\" is not supported live (heartbeats go as UDP datagrams); use \"control\""
@@ -427,7 +409,9 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
         .block_on(async {
             let (deliver, frames) = tokio::sync::mpsc::unbounded_channel();
             if let (Some(listener), Some(tcp)) = (listener, &tcp_addrs) {
-                stage.start(&scenario, &streams, clock, listener, &addrs, tcp, deliver);
+                stage.start(
+                    &scenario, &schedule, &streams, clock, listener, &addrs, tcp, deliver,
+                );
                 let counts = stream_heartbeats.clone();
                 tokio::spawn(async move {
                     let mut last = BTreeMap::new();
@@ -1134,6 +1118,7 @@ mod tests {
             "bursty-loss",
             "pipeline-kill",
             "pipeline-freeze",
+            "pipeline-blackhole",
         ] {
             live_scenario(builtin, None).unwrap_or_else(|e| panic!("{builtin}: {e}"));
         }
@@ -1145,10 +1130,6 @@ mod tests {
             ("cpu-starvation", "faults[0].kind = \"degrade\""),
             ("backpressure-cascade", "faults[0].kind = \"backpressure\""),
             ("clock-step-monitor", "faults[0].kind = \"clock\""),
-            (
-                "pipeline-blackhole",
-                "faults[0].kind = \"partition\" is not supported on a dataflow live",
-            ),
         ] {
             let e = live_scenario(builtin, None).unwrap_err();
             assert!(e.contains(field), "{builtin}: {e}");

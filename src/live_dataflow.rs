@@ -26,6 +26,12 @@
 //!   the upstream's UDP address ([`StageTransport`]), so a `dataflow-decay`
 //!   detector watches the stream unchanged.
 //!
+//! - Partitions and slow links act on a data link as in the simulator: while
+//!   a partition cuts it, data frames stay in the send buffer (the window is
+//!   not used, so backpressure builds upstream) and control frames are
+//!   dropped; a slow link delays every frame by its extra latency, in order
+//!   ([`LinkFaults`], from the same schedule as the datagrams' filter).
+//!
 //! Not modelled live: maintenance frames (refused), the scenario's data
 //! latency (loopback's is what it is), and the real TCP stack's own buffers
 //! beyond the window. A crashed stage's sockets close, so its peers' frames to
@@ -33,7 +39,7 @@
 //! a millisecond takes about a millisecond live.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -42,11 +48,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 
+use fdlab_driver::faulty::{Effect, LinkWindow};
 use fdlab_driver::tokio_io::TokioClock;
 use fdlab_driver::wire::{Msg, LEN};
 use fdlab_driver::{Clock, Transport};
 use fdlab_protocol::{Frame, Nanos};
 use fdlab_sim::dist::Sampler;
+use fdlab_sim::faults::Schedule;
 use fdlab_sim::rng::{Purpose, Streams};
 use fdlab_sim::scenario::Scenario;
 use fdlab_sim::topology::Layout;
@@ -110,6 +118,7 @@ impl Stage {
     pub fn start(
         &self,
         scenario: &Scenario,
+        schedule: &Schedule,
         streams: &Streams,
         clock: TokioClock,
         listener: TcpListener,
@@ -123,6 +132,8 @@ impl Stage {
             window: scenario.network.receive_queue.max(1),
         };
         let buffer = scenario.network.send_buffer.max(1) as usize;
+        let nodes: Vec<u32> = (0..udp.len() as u32).collect();
+        let plan = crate::live_links::link_plan(schedule, 0.0, self.me, &nodes);
         let mut outputs = Vec::new();
         for (k, &to) in self.downstreams.iter().enumerate() {
             let (data_tx, data_rx) = mpsc::channel(buffer);
@@ -134,7 +145,7 @@ impl Stage {
                 tcp[to as usize],
                 wire,
                 clock,
-                link,
+                (link, LinkFaults::new(&plan.windows, to)),
                 sent,
             ));
             let out = LinkOut {
@@ -175,6 +186,51 @@ struct LinkParams {
     window: u32,
 }
 
+/// The partitions and slow links of one data link, in the run's time.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct LinkFaults {
+    /// Partition windows `[start, end)` that cut the link.
+    cuts: Vec<(Nanos, Nanos)>,
+    /// Slow-link windows and their extra latency.
+    slow: Vec<(Nanos, Nanos, Nanos)>,
+}
+
+impl LinkFaults {
+    /// The windows of the link to `peer` among a node's `windows` (the plan
+    /// its datagram filter uses; loss is left out: in the simulator it hits
+    /// control datagrams only).
+    fn new(windows: &[LinkWindow<u32>], peer: u32) -> LinkFaults {
+        let mut faults = LinkFaults::default();
+        for w in windows.iter().filter(|w| w.peer == peer) {
+            match w.effect {
+                Effect::Cut { .. } => faults.cuts.push((w.start, w.end)),
+                Effect::Degrade { extra_latency, .. } if !extra_latency.is_zero() => {
+                    faults.slow.push((w.start, w.end, extra_latency));
+                }
+                Effect::Degrade { .. } => {}
+            }
+        }
+        faults
+    }
+
+    /// When the partition that cuts the link at `now` ends, if one does.
+    fn cut_until(&self, now: Nanos) -> Option<Nanos> {
+        self.cuts
+            .iter()
+            .filter(|&&(start, end)| start <= now && now < end)
+            .map(|&(_, end)| end)
+            .max()
+    }
+
+    /// The extra latency of a frame put on the wire at `now`.
+    fn extra_at(&self, now: Nanos) -> Nanos {
+        self.slow
+            .iter()
+            .filter(|&&(start, end, _)| start <= now && now < end)
+            .fold(Nanos::ZERO, |sum, &(_, _, extra)| sum + extra)
+    }
+}
+
 /// The sending stage's handle on one of its links.
 #[derive(Clone)]
 struct LinkOut {
@@ -208,19 +264,25 @@ type Wire = (mpsc::Receiver<Frame>, mpsc::UnboundedReceiver<Frame>);
 enum Next {
     Write(Frame),
     Credit,
-    Idle,
+    /// A timer: the link's idle interval, the end of a cut, or the next
+    /// delayed frame.
+    Wake,
     Closed,
 }
 
 /// The send side of one link: connects, says who it is, then writes frames
 /// (see [`Wire`]) and reads the receiver's credits. Ends (its frames lost)
-/// when the downstream is gone.
+/// when the downstream is gone. A frame goes on the wire at once, or after a
+/// slow link's extra latency (a delay line keeps the order); while a
+/// partition cuts the link, data frames wait in the buffer and control
+/// frames, stream heartbeats included, are dropped, as the simulator's
+/// `try_transmit` and `send_control` do.
 async fn write_link(
     me: u32,
     to: SocketAddr,
     (mut data, mut control): Wire,
     clock: TokioClock,
-    link: LinkParams,
+    (link, faults): (LinkParams, LinkFaults),
     heartbeats: Arc<AtomicU64>,
 ) {
     let Ok(stream) = TcpStream::connect(to).await else {
@@ -243,10 +305,32 @@ async fn write_link(
     });
     let mut window = link.window;
     let mut last_sent = Nanos::ZERO;
+    // Frames put on the wire and when they may be written (a slow link).
+    let mut delayed: VecDeque<(Nanos, Frame)> = VecDeque::new();
     loop {
-        let due = last_sent.saturating_add(link.idle);
+        let now = clock.now();
+        while let Some(&(due, frame)) = delayed.front() {
+            if due > now {
+                break;
+            }
+            delayed.pop_front();
+            if out.write_all(&Msg::Frame(frame).encode()).await.is_err() {
+                return;
+            }
+        }
+        let cut_until = faults.cut_until(now);
+        let idle_due = last_sent.saturating_add(link.idle);
+        let wake = [
+            Some(idle_due),
+            cut_until,
+            delayed.front().map(|&(due, _)| due),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(idle_due);
         let next = {
-            let mut sleep = pin!(clock.sleep_until(due));
+            let mut sleep = pin!(clock.sleep_until(wake));
             std::future::poll_fn(|cx| {
                 match control.poll_recv(cx) {
                     Poll::Ready(Some(frame)) => return Poll::Ready(Next::Write(frame)),
@@ -256,17 +340,19 @@ async fn write_link(
                 if let Poll::Ready(Some(())) = credit_rx.poll_recv(cx) {
                     return Poll::Ready(Next::Credit);
                 }
-                if window > 0 {
+                if window > 0 && cut_until.is_none() {
                     match data.poll_recv(cx) {
                         Poll::Ready(Some(frame)) => return Poll::Ready(Next::Write(frame)),
                         Poll::Ready(None) => return Poll::Ready(Next::Closed),
                         Poll::Pending => {}
                     }
                 }
-                sleep.as_mut().poll(cx).map(|()| Next::Idle)
+                sleep.as_mut().poll(cx).map(|()| Next::Wake)
             })
             .await
         };
+        let now = clock.now();
+        let cut = faults.cut_until(now).is_some();
         let frame = match next {
             // The stage is finishing.
             Next::Closed => return,
@@ -274,21 +360,29 @@ async fn write_link(
                 window = window.saturating_add(1).min(link.window);
                 continue;
             }
-            Next::Write(frame) => {
-                if frame == Frame::Data {
-                    window -= 1;
-                }
-                frame
+            Next::Write(Frame::Data) => {
+                window -= 1;
+                Frame::Data
             }
-            Next::Idle => {
+            // A control frame on a cut link is lost.
+            Next::Write(_) if cut => continue,
+            Next::Write(frame) => frame,
+            Next::Wake if now < idle_due => continue,
+            // Idle: the stream heartbeat of a cut link is lost; the link
+            // counts as idle again an interval later.
+            Next::Wake if cut => {
+                last_sent = now;
+                continue;
+            }
+            Next::Wake => {
                 heartbeats.fetch_add(1, Ordering::Relaxed);
                 Frame::StreamHeartbeat
             }
         };
-        if out.write_all(&Msg::Frame(frame).encode()).await.is_err() {
-            return;
-        }
-        last_sent = clock.now();
+        let due = now + faults.extra_at(now);
+        let due = delayed.back().map_or(due, |&(last, _)| due.max(last));
+        delayed.push_back((due, frame));
+        last_sent = now;
     }
 }
 
@@ -480,4 +574,58 @@ pub fn stream_heartbeat_lines(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use fdlab_driver::faulty::Loss;
+
+    use super::*;
+
+    fn ms(v: u64) -> Nanos {
+        Nanos::from_millis(v)
+    }
+
+    #[test]
+    fn a_data_link_takes_its_own_cuts_and_slow_windows() {
+        let window = |peer, start, end, effect| LinkWindow {
+            peer,
+            start: ms(start),
+            end: ms(end),
+            effect,
+        };
+        let slow = |extra| Effect::Degrade {
+            extra_latency: ms(extra),
+            loss: Loss::None,
+        };
+        let windows = [
+            window(2, 100, 200, Effect::Cut { hold: false }),
+            window(2, 150, 300, Effect::Cut { hold: true }),
+            window(3, 0, 1000, Effect::Cut { hold: false }),
+            window(2, 400, 500, slow(40)),
+            window(2, 450, 600, slow(10)),
+            // Loss alone: the simulator's data links do not lose frames.
+            window(
+                2,
+                0,
+                1000,
+                Effect::Degrade {
+                    extra_latency: Nanos::ZERO,
+                    loss: Loss::Independent(0.5),
+                },
+            ),
+        ];
+        let faults = LinkFaults::new(&windows, 2);
+        assert_eq!(faults.cut_until(ms(99)), None);
+        assert_eq!(faults.cut_until(ms(100)), Some(ms(200)));
+        // Overlapping cuts: cut until the later end.
+        assert_eq!(faults.cut_until(ms(160)), Some(ms(300)));
+        assert_eq!(faults.cut_until(ms(300)), None);
+        assert_eq!(faults.extra_at(ms(399)), Nanos::ZERO);
+        assert_eq!(faults.extra_at(ms(400)), ms(40));
+        assert_eq!(faults.extra_at(ms(460)), ms(50));
+        assert_eq!(faults.extra_at(ms(550)), ms(10));
+        assert_eq!(faults.slow.len(), 2);
+        assert_eq!(LinkFaults::new(&windows, 4), LinkFaults::default());
+    }
 }

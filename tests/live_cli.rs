@@ -14,6 +14,10 @@ const PARTITION: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live/par
 /// The monitors of the node `CRASH` kills.
 const KILLED_PAIRS: u64 = 4;
 const PIPELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/live/pipeline.toml");
+const PIPELINE_PARTITION: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/scenarios/live/pipeline-partition.toml"
+);
 
 /// The node pids from `live: N node processes, pids P1 P2 ...`.
 fn pids(stdout: &str) -> Vec<u32> {
@@ -164,7 +168,10 @@ fn assert_calibrated(out: &Path, detections: usize) {
 #[test]
 fn unsupported_scenarios_are_refused_before_any_process_starts() {
     for (scenario, needle) in [
-        ("pipeline-blackhole", "is not supported on a dataflow live"),
+        (
+            "backpressure-cascade",
+            "faults[0].kind = \"backpressure\" is not supported live",
+        ),
         (
             "cpu-starvation",
             "faults[0].kind = \"degrade\" is not supported live",
@@ -295,6 +302,42 @@ fn a_live_pipeline_stage_crash_is_detected_from_its_data_stream_within_tolerance
     // Without the window, TCP would absorb every frame and live would send
     // none. Each detector is allowed 6 (4 silences, 4 heartbeats).
     assert_traffic_matches_the_simulation(&out, 6);
+}
+
+/// A partition on a dataflow: the cut stage's TCP data links stop carrying
+/// frames (held in the senders' buffers) and its datagrams are dropped.
+#[test]
+fn a_live_pipeline_partition_is_detected_within_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live");
+    let o = fdlab(&[
+        "live",
+        PIPELINE_PARTITION,
+        "--sim-seeds",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
+    let pids = pids(&stdout);
+    assert_eq!(pids.len(), 6);
+    assert_gone(&pids, Duration::ZERO, true);
+    let mut rows = csv::Reader::from_path(out.join("calibration.csv")).unwrap();
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let mut seen = Vec::new();
+    for row in rows.records() {
+        let row = row.unwrap();
+        let detector = row[col("detector")].to_owned();
+        // s1.0's two downstream stages lose it (decay: its frames stop), and
+        // it loses its two upstreams: 4 detections by every detector.
+        assert_eq!(&row[col("live_detected")], "4", "{detector}: {row:?}");
+        assert_eq!(&row[col("live_missed")], "0", "{detector}: {row:?}");
+        assert_eq!(&row[col("within_tolerance")], "true", "{detector}: {row:?}");
+        seen.push(detector);
+    }
+    assert_eq!(seen, ["decay", "fixed-3s", "phi-100ms"]);
 }
 
 /// Background loss with no window edges: each heartbeat's fate is the draw
