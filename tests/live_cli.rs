@@ -1,8 +1,9 @@
 //! `fdlab live` end to end: real node processes on loopback, real signals.
 //! Each test checks that no node process is left behind.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -141,28 +142,73 @@ fn a_live_crash_is_detected_within_tolerance_of_the_simulation() {
 /// time within the stated tolerance of the simulated one: max(10 % of the
 /// simulated median, 200 ms).
 fn assert_calibrated(out: &Path, detections: usize) {
-    let mut rows = csv::Reader::from_path(out.join("calibration.csv")).unwrap();
-    let headers = rows.headers().unwrap().clone();
-    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let mut seen = Vec::new();
-    for row in rows.records() {
-        let row = row.unwrap();
-        let detector = row[col("detector")].to_owned();
-        let detected = detections.to_string();
-        assert_eq!(&row[col("live_detected")], detected, "{detector}: {row:?}");
-        assert_eq!(&row[col("live_missed")], "0", "{detector}: {row:?}");
-        assert_eq!(&row[col("live_mistakes")], "0", "{detector}: {row:?}");
-        let live: f64 = row[col("live_p50_ms")].parse().unwrap();
-        let sim: f64 = row[col("sim_same_seed_p50_ms")].parse().unwrap();
-        let tolerance = (sim * 0.10).max(200.0);
-        assert!(
-            (live - sim).abs() <= tolerance,
-            "{detector}: live p50 {live} ms vs simulated {sim} ms"
-        );
-        assert_eq!(&row[col("within_tolerance")], "true", "{detector}");
-        seen.push(detector);
+    let rows = calibration(out);
+    for row in &rows {
+        let detector = &row["detector"];
+        assert_eq!(row["live_detected"], detections.to_string(), "{row:?}");
+        assert_eq!(row["live_missed"], "0", "{row:?}");
+        assert_eq!(row["live_mistakes"], "0", "{row:?}");
+        assert_within_tolerance(row);
+        assert_eq!(row["within_tolerance"], "true", "{detector}");
     }
-    assert_eq!(seen, ["fixed-3s", "phi-akka", "phi-100ms"]);
+    assert_eq!(detectors(&rows), ["fixed-3s", "phi-akka", "phi-100ms"]);
+}
+
+/// The rows of `calibration.csv` in `out`, each by column name.
+fn calibration(out: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_path(out.join("calibration.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|row| {
+            let row = row.unwrap();
+            headers
+                .iter()
+                .zip(row.iter())
+                .map(|(h, v)| (h.to_owned(), v.to_owned()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The detectors of calibration rows, in order.
+fn detectors(rows: &[BTreeMap<String, String>]) -> Vec<&str> {
+    rows.iter().map(|r| r["detector"].as_str()).collect()
+}
+
+/// The stated tolerance: a live median detection time within max(10 % of
+/// the simulated median, 200 ms) of the simulated one (same seed).
+fn assert_within_tolerance(row: &BTreeMap<String, String>) {
+    let detector = &row["detector"];
+    let live: f64 = row["live_p50_ms"].parse().unwrap();
+    let sim: f64 = row["sim_same_seed_p50_ms"].parse().unwrap();
+    let tolerance = (sim * 0.10).max(200.0);
+    assert!(
+        (live - sim).abs() <= tolerance,
+        "{detector}: live p50 {live} ms vs simulated {sim} ms"
+    );
+}
+
+/// Runs a six-stage live pipeline scenario (`--sim-seeds 3`), checks that it
+/// succeeded and left none of its processes behind, and returns its output
+/// directory (inside the returned temporary directory).
+fn run_live_pipeline(scenario: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live");
+    let o = fdlab(&[
+        "live",
+        scenario,
+        "--sim-seeds",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
+    let pids = pids(&stdout);
+    assert_eq!(pids.len(), 6);
+    assert_gone(&pids, Duration::ZERO, true);
+    (dir, out)
 }
 
 #[test]
@@ -252,45 +298,23 @@ fn the_time_bound_kills_every_node() {
 
 #[test]
 fn a_live_pipeline_stage_crash_is_detected_from_its_data_stream_within_tolerance() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("live");
-    let o = fdlab(&[
-        "live",
-        PIPELINE,
-        "--sim-seeds",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stdout = text(&o.stdout);
-    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
-    let pids = pids(&stdout);
-    assert_eq!(pids.len(), 6);
-    assert_gone(&pids, Duration::ZERO, true);
-    let mut rows = csv::Reader::from_path(out.join("calibration.csv")).unwrap();
-    let headers = rows.headers().unwrap().clone();
-    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let mut seen = Vec::new();
-    for row in rows.records() {
-        let row = row.unwrap();
-        let detector = row[col("detector")].to_owned();
+    let (_dir, out) = run_live_pipeline(PIPELINE);
+    let rows = calibration(&out);
+    for row in &rows {
         // s1.0's two downstream stages detect its crash: the decay detector
         // from the frames that stop arriving over TCP, the others from
         // heartbeats; decay and phi-100ms also declare the paused s1.1
         // Failed (a mistake, timed from the pause's start).
-        let expected = if detector == "fixed-3s" { "2" } else { "4" };
-        assert_eq!(&row[col("live_detected")], expected, "{detector}: {row:?}");
-        assert_eq!(&row[col("live_missed")], "0", "{detector}: {row:?}");
-        let live: f64 = row[col("live_p50_ms")].parse().unwrap();
-        let sim: f64 = row[col("sim_same_seed_p50_ms")].parse().unwrap();
-        let tolerance = (sim * 0.10).max(200.0);
-        assert!(
-            (live - sim).abs() <= tolerance,
-            "{detector}: live p50 {live} ms vs simulated {sim} ms"
-        );
-        seen.push(detector);
+        let expected = if row["detector"] == "fixed-3s" {
+            "2"
+        } else {
+            "4"
+        };
+        assert_eq!(row["live_detected"], expected, "{row:?}");
+        assert_eq!(row["live_missed"], "0", "{row:?}");
+        assert_within_tolerance(row);
     }
-    assert_eq!(seen, ["decay", "fixed-3s", "phi-100ms"]);
+    assert_eq!(detectors(&rows), ["decay", "fixed-3s", "phi-100ms"]);
     // Heartbeats: killed, s1.0 leaves its two streams to its monitors
     // unreported for up to 100 ms (2); resumed at 5 s sharp, s1.1 sends its
     // two 1 s streams' last heartbeats at 12 s sharp, the run's end, which the
@@ -308,36 +332,16 @@ fn a_live_pipeline_stage_crash_is_detected_from_its_data_stream_within_tolerance
 /// frames (held in the senders' buffers) and its datagrams are dropped.
 #[test]
 fn a_live_pipeline_partition_is_detected_within_tolerance() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("live");
-    let o = fdlab(&[
-        "live",
-        PIPELINE_PARTITION,
-        "--sim-seeds",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stdout = text(&o.stdout);
-    assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
-    let pids = pids(&stdout);
-    assert_eq!(pids.len(), 6);
-    assert_gone(&pids, Duration::ZERO, true);
-    let mut rows = csv::Reader::from_path(out.join("calibration.csv")).unwrap();
-    let headers = rows.headers().unwrap().clone();
-    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let mut seen = Vec::new();
-    for row in rows.records() {
-        let row = row.unwrap();
-        let detector = row[col("detector")].to_owned();
+    let (_dir, out) = run_live_pipeline(PIPELINE_PARTITION);
+    let rows = calibration(&out);
+    for row in &rows {
         // s1.0's two downstream stages lose it (decay: its frames stop), and
         // it loses its two upstreams: 4 detections by every detector.
-        assert_eq!(&row[col("live_detected")], "4", "{detector}: {row:?}");
-        assert_eq!(&row[col("live_missed")], "0", "{detector}: {row:?}");
-        assert_eq!(&row[col("within_tolerance")], "true", "{detector}: {row:?}");
-        seen.push(detector);
+        assert_eq!(row["live_detected"], "4", "{row:?}");
+        assert_eq!(row["live_missed"], "0", "{row:?}");
+        assert_eq!(row["within_tolerance"], "true", "{row:?}");
     }
-    assert_eq!(seen, ["decay", "fixed-3s", "phi-100ms"]);
+    assert_eq!(detectors(&rows), ["decay", "fixed-3s", "phi-100ms"]);
 }
 
 /// Background loss with no window edges: each heartbeat's fate is the draw
