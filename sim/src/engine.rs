@@ -894,11 +894,8 @@ impl<'a> Simulation<'a> {
     }
 
     fn record(&mut self, slot: u32) {
-        if self.scores.is_some() {
-            let (m, t) = self.pair(slot);
-            let Some(scores) = self.scores.as_deref_mut() else {
-                return;
-            };
+        if let Some(scores) = self.scores.as_deref_mut() {
+            let (m, t) = self.pairs[self.slots[slot as usize].pair as usize];
             let clock = self.nodes[m as usize].clock;
             let det = self.slots[slot as usize].det;
             scores.observe((m, t), det, self.now, clock, &self.detectors[slot as usize]);
@@ -935,6 +932,8 @@ impl<'a> Simulation<'a> {
         // add theirs through `arm`).
         let mut later: Option<Nanos> = None;
         for slot in first..first + self.dets.len() as u32 {
+            // The common cases read the cached deadline here: a sweep scans a
+            // thousand slots per firing, and the call is measurably slower.
             let due = match self.slots[slot as usize].deadline {
                 Deadline::At(due) => due,
                 Deadline::Never | Deadline::Held => continue,
