@@ -309,7 +309,11 @@ impl Sampler {
         }
     }
 
-    /// One draw (never negative: a normal is truncated at zero).
+    /// One draw (never negative: a normal is truncated at zero). Inlined so
+    /// that each call site, which always has the same kind of sampler,
+    /// branches on its own (one shared jump mispredicted about a third of
+    /// the time in the pipeline).
+    #[inline]
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> Nanos {
         match self {
             Sampler::Constant(v) => *v,

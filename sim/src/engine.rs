@@ -168,18 +168,35 @@ struct Slot {
     bytes: u64,
 }
 
-/// A slot's next deadline, as last computed.
+/// A slot's next deadline in true time, as last computed, in one word: a
+/// pair's timer scans its slots' deadlines on every firing (a sweep puts a
+/// thousand slots on a pair), and a plain comparison per slot keeps that
+/// scan branch-light. Besides instants it holds three markers:
+/// [`Deadline::UNKNOWN`] (ask the detector), [`Deadline::HELD`] (it came
+/// while the monitor was paused: an [`Event::SlotTimeout`] waits in the
+/// backlog, and the resume makes the deadline unknown) and
+/// [`Deadline::NEVER`] (`poll_timeout` said none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Deadline {
-    /// Not known: ask the detector.
-    Unknown,
-    /// `poll_timeout` said none.
-    Never,
-    /// True time.
-    At(Nanos),
-    /// It came while the monitor was paused: a [`Event::SlotTimeout`] waits
-    /// in the backlog (and the resume makes the deadline unknown).
-    Held,
+struct Deadline(u64);
+
+impl Deadline {
+    /// Not known: ask the detector. An instant 0 reads as this too, which is
+    /// harmless: asking again gives it back.
+    const UNKNOWN: Deadline = Deadline(0);
+    /// Above every instant, so that a scan's minimum ignores it.
+    const HELD: Deadline = Deadline(u64::MAX - 1);
+    const NEVER: Deadline = Deadline(u64::MAX);
+
+    /// An instant (one at the far end of time, centuries away, is kept
+    /// below the markers).
+    fn at(time: Nanos) -> Deadline {
+        Deadline(time.as_nanos().min(Deadline::HELD.0 - 1))
+    }
+
+    /// The instant, if this is one.
+    fn time(self) -> Option<Nanos> {
+        (self != Deadline::UNKNOWN && self.0 < Deadline::HELD.0).then_some(Nanos(self.0))
+    }
 }
 
 /// The one timer event of a monitored pair: it fires at the earliest of its
@@ -396,7 +413,7 @@ impl<'a> Simulation<'a> {
                     det: d as u16,
                     verdict: Verdict::Alive,
                     pair: p as u32,
-                    deadline: Deadline::Unknown,
+                    deadline: Deadline::UNKNOWN,
                     messages: 0,
                     bytes: 0,
                 });
@@ -639,60 +656,88 @@ impl<'a> Simulation<'a> {
         );
     }
 
-    fn owner(&self, event: &Event) -> Option<u32> {
-        match *event {
-            Event::HeartbeatTick { stream, .. } => Some(self.stream_pair(stream).1),
-            Event::PairTimer { pair, .. } => Some(self.pairs[pair as usize].0),
-            Event::SlotTimeout { slot } => Some(self.pair(slot).0),
-            Event::Arrive { msg } => Some(self.receiver(msg)),
-            Event::Fault { .. } | Event::Mark { .. } => None,
-            Event::SourceEmit { link, .. } | Event::IdleCheck { link, .. } => {
-                Some(self.links[link as usize].from)
+    /// Handles `event`. Each kind names the node that owns it (whose state
+    /// decides whether it runs now, later or never) in the same match that
+    /// runs it: one branch on the kind per event, not two.
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::HeartbeatTick { stream, gen } => {
+                if self.admit(self.stream_pair(stream).1, event) {
+                    self.heartbeat_tick(stream, gen);
+                }
             }
-            Event::DataArrive { link } => Some(self.links[link as usize].to),
-            Event::ServiceDone { node, .. } => Some(node),
+            Event::PairTimer { pair, gen } => {
+                if self.admit(self.pairs[pair as usize].0, event) {
+                    self.pair_timer(pair, gen, false);
+                }
+            }
+            Event::SlotTimeout { slot } => {
+                if self.admit(self.pair(slot).0, event) {
+                    self.slot_timeout(slot);
+                }
+            }
+            Event::Arrive { msg } => {
+                let to = self.receiver(msg);
+                if self.admit(to, event) {
+                    self.arrive(to, msg);
+                }
+            }
+            Event::Fault { action } => self.fault(action),
+            Event::Mark { record, end } => self.mark(record, end),
+            Event::SourceEmit { link, gen } => {
+                if self.admit(self.links[link as usize].from, event) {
+                    self.source_emit(link, gen);
+                }
+            }
+            Event::DataArrive { link } => {
+                if self.admit(self.links[link as usize].to, event) {
+                    self.data_arrive(link);
+                }
+            }
+            Event::ServiceDone { node, gen } => {
+                if self.admit(node, event) {
+                    self.service_done(node, gen);
+                }
+            }
+            Event::IdleCheck { link, gen } => {
+                if self.admit(self.links[link as usize].from, event) {
+                    self.idle_check(link, gen);
+                }
+            }
         }
     }
 
-    fn dispatch(&mut self, event: Event) {
-        if let Some(n) = self.owner(&event) {
-            let node = &mut self.nodes[n as usize];
-            match node.status {
-                Status::Crashed => {
-                    self.lost_at_crashed(n, event);
-                    return;
+    /// Whether node `n` handles its `event` now. If not, the event is lost (a
+    /// crashed node), waits in the backlog (a paused one; a pair's timer
+    /// files its due deadlines there itself) or comes back when the node is
+    /// free (a degraded one, still busy with an earlier event).
+    #[inline]
+    fn admit(&mut self, n: u32, event: Event) -> bool {
+        let node = &mut self.nodes[n as usize];
+        match node.status {
+            Status::Up => {
+                if self.now < node.busy_until {
+                    let at = node.busy_until;
+                    self.push(at, event);
+                    return false;
                 }
-                Status::Paused { .. } => {
-                    if let Event::PairTimer { pair, gen } = event {
-                        self.pair_timer(pair, gen, true);
-                    } else {
-                        node.backlog.push(event);
-                    }
-                    return;
+                if !node.slowdown.is_zero() {
+                    node.busy_until = self.now + node.slowdown;
                 }
-                Status::Up => {
-                    if self.now < node.busy_until {
-                        let at = node.busy_until;
-                        self.push(at, event);
-                        return;
-                    }
-                    if !node.slowdown.is_zero() {
-                        node.busy_until = self.now + node.slowdown;
-                    }
-                }
+                true
             }
-        }
-        match event {
-            Event::HeartbeatTick { stream, gen } => self.heartbeat_tick(stream, gen),
-            Event::PairTimer { pair, gen } => self.pair_timer(pair, gen, false),
-            Event::SlotTimeout { slot } => self.slot_timeout(slot),
-            Event::Arrive { msg } => self.arrive(self.receiver(msg), msg),
-            Event::Fault { action } => self.fault(action),
-            Event::Mark { record, end } => self.mark(record, end),
-            Event::SourceEmit { link, gen } => self.source_emit(link, gen),
-            Event::DataArrive { link } => self.data_arrive(link),
-            Event::ServiceDone { node, gen } => self.service_done(node, gen),
-            Event::IdleCheck { link, gen } => self.idle_check(link, gen),
+            Status::Crashed => {
+                self.lost_at_crashed(n, event);
+                false
+            }
+            Status::Paused { .. } => {
+                if let Event::PairTimer { pair, gen } = event {
+                    self.pair_timer(pair, gen, true);
+                } else {
+                    node.backlog.push(event);
+                }
+                false
+            }
         }
     }
 
@@ -885,11 +930,11 @@ impl<'a> Simulation<'a> {
         }
         self.record(slot);
         let Some(local_due) = self.detectors[slot as usize].poll_timeout() else {
-            self.slots[slot as usize].deadline = Deadline::Never;
+            self.slots[slot as usize].deadline = Deadline::NEVER;
             return;
         };
         let due = self.nodes[m as usize].clock.true_at(local_due, self.now);
-        self.slots[slot as usize].deadline = Deadline::At(due);
+        self.slots[slot as usize].deadline = Deadline::at(due);
         self.arm(slot, due);
     }
 
@@ -929,24 +974,30 @@ impl<'a> Simulation<'a> {
         let m = self.pairs[pair as usize].0;
         let first = self.slot_of(pair, 0);
         // The earliest deadline not yet due (those that are due and re-arm
-        // add theirs through `arm`).
-        let mut later: Option<Nanos> = None;
+        // add theirs through `arm`); the markers are above every instant.
+        let now = self.now.as_nanos();
+        let mut later = Deadline::NEVER.0;
         for slot in first..first + self.dets.len() as u32 {
-            // The common cases read the cached deadline here: a sweep scans a
-            // thousand slots per firing, and the call is measurably slower.
-            let due = match self.slots[slot as usize].deadline {
-                Deadline::At(due) => due,
-                Deadline::Never | Deadline::Held => continue,
-                Deadline::Unknown => match self.due(slot) {
-                    Some(due) => due,
-                    None => continue,
-                },
+            // The common case reads the cached deadline here: a sweep scans
+            // a thousand slots per firing, and a call is measurably slower.
+            let cached = self.slots[slot as usize].deadline.0;
+            if cached > now {
+                // Not yet (inputs since pushed the deadline back), held, or
+                // never: keep it.
+                later = later.min(cached);
+                continue;
+            }
+            let due = match self.due(slot) {
+                Some(due) if due > self.now => {
+                    later = later.min(due.as_nanos());
+                    continue;
+                }
+                Some(due) => due,
+                None => continue,
             };
-            if due > self.now {
-                // Not yet (inputs since pushed the deadline back): keep it.
-                later = Some(later.map_or(due, |l| l.min(due)));
-            } else if paused {
-                self.slots[slot as usize].deadline = Deadline::Held;
+            debug_assert!(due <= self.now);
+            if paused {
+                self.slots[slot as usize].deadline = Deadline::HELD;
                 self.nodes[m as usize]
                     .backlog
                     .push(Event::SlotTimeout { slot });
@@ -956,7 +1007,7 @@ impl<'a> Simulation<'a> {
         }
         self.serving = None;
         let timer = &mut self.pair_timers[pair as usize];
-        if let Some(l) = later {
+        if let Some(l) = Deadline(later).time() {
             timer.at = Some(timer.at.map_or(l, |at| at.min(l)));
         }
         if let Some(at) = timer.at {
@@ -968,8 +1019,8 @@ impl<'a> Simulation<'a> {
 
     /// A deadline that came during a pause, handled from the backlog.
     fn slot_timeout(&mut self, slot: u32) {
-        if self.slots[slot as usize].deadline == Deadline::Held {
-            self.slots[slot as usize].deadline = Deadline::Unknown;
+        if self.slots[slot as usize].deadline == Deadline::HELD {
+            self.slots[slot as usize].deadline = Deadline::UNKNOWN;
         }
         match self.due(slot) {
             Some(due) if due <= self.now => self.time_out(slot),
@@ -983,18 +1034,16 @@ impl<'a> Simulation<'a> {
     /// detector's, so it is due exactly when `now` has reached it (the clock
     /// has not changed since: a change re-arms).
     fn due(&mut self, slot: u32) -> Option<Nanos> {
-        match self.slots[slot as usize].deadline {
-            Deadline::At(due) => Some(due),
-            Deadline::Never | Deadline::Held => None,
-            Deadline::Unknown => {
-                let m = self.pair(slot).0;
-                let due = self.detectors[slot as usize]
-                    .poll_timeout()
-                    .map(|local_due| self.nodes[m as usize].clock.true_at(local_due, self.now));
-                self.slots[slot as usize].deadline = due.map_or(Deadline::Never, Deadline::At);
-                due
-            }
+        let cached = self.slots[slot as usize].deadline;
+        if cached != Deadline::UNKNOWN {
+            return cached.time();
         }
+        let m = self.pair(slot).0;
+        let due = self.detectors[slot as usize]
+            .poll_timeout()
+            .map(|local_due| self.nodes[m as usize].clock.true_at(local_due, self.now));
+        self.slots[slot as usize].deadline = due.map_or(Deadline::NEVER, Deadline::at);
+        due
     }
 
     fn time_out(&mut self, slot: u32) {
@@ -1169,7 +1218,7 @@ impl<'a> Simulation<'a> {
         for i in 0..self.by_monitor[node as usize].len() {
             let slot = self.by_monitor[node as usize][i];
             self.detectors[slot as usize].handle_local_stall(local, stall);
-            self.slots[slot as usize].deadline = Deadline::Unknown;
+            self.slots[slot as usize].deadline = Deadline::UNKNOWN;
             self.record(slot);
         }
         let backlog = std::mem::take(&mut self.nodes[node as usize].backlog);

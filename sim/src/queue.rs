@@ -47,11 +47,17 @@ impl<T> Entry<T> {
     fn slot(&self) -> u64 {
         self.time >> SLOT_BITS
     }
+
+    /// `(time, sequence)` as one number: one branch-free comparison.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.seq)
+    }
 }
 
 impl<T> PartialEq for Entry<T> {
     fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq) == (other.time, other.seq)
+        self.key() == other.key()
     }
 }
 impl<T> Eq for Entry<T> {}
@@ -62,7 +68,7 @@ impl<T> PartialOrd for Entry<T> {
 }
 impl<T> Ord for Entry<T> {
     fn cmp(&self, other: &Self) -> Ordering {
-        (self.time, self.seq).cmp(&(other.time, other.seq))
+        self.key().cmp(&other.key())
     }
 }
 
@@ -127,6 +133,7 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Adds `item` at `time` (not before the slot of the last item popped).
+    #[inline]
     pub fn push(&mut self, time: u64, item: T) {
         self.seq += 1;
         self.insert(time, self.seq, item);
@@ -135,17 +142,20 @@ impl<T: Copy> EventQueue<T> {
     /// Adds `item` at `time`, after every item [`push`](Self::push)ed for the
     /// same instant, whenever they were pushed (and in push order among
     /// those added this way).
+    #[inline]
     pub fn push_last(&mut self, time: u64, item: T) {
         self.seq += 1;
         self.insert(time, self.seq | LAST_CLASS, item);
     }
 
+    #[inline]
     fn insert(&mut self, time: u64, seq: u64, item: T) {
         let time = time.max(self.slot << SLOT_BITS);
         self.len += 1;
         self.place(Entry { time, seq, item });
     }
 
+    #[inline]
     fn place(&mut self, entry: Entry<T>) {
         let ahead = entry.slot() - self.slot;
         if ahead == 0 {
@@ -198,6 +208,23 @@ impl<T: Copy> EventQueue<T> {
         Some(((found + WHEEL_SLOTS - cur) & (WHEEL_SLOTS - 1)) as u64)
     }
 
+    /// Moves on to the next slot with items; false when there are none.
+    /// Kept out of line: most pops find their item in the current slot.
+    #[inline(never)]
+    fn refill(&mut self) -> bool {
+        self.now.clear();
+        self.head = 0;
+        let next = match self.next_occupied() {
+            Some(ahead) => self.slot + ahead,
+            None => match self.far.peek() {
+                Some(Reverse(e)) => e.slot(),
+                None => return false,
+            },
+        };
+        self.advance(next);
+        true
+    }
+
     /// Makes `slot` current: brings its items, and far items now on the wheel.
     fn advance(&mut self, slot: u64) {
         self.slot = slot;
@@ -231,15 +258,10 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Removes the earliest item (earliest inserted among equal times).
+    #[inline]
     pub fn pop(&mut self) -> Option<(u64, T)> {
-        if self.head == self.now.len() {
-            self.now.clear();
-            self.head = 0;
-            let next = match self.next_occupied() {
-                Some(ahead) => self.slot + ahead,
-                None => self.far.peek()?.0.slot(),
-            };
-            self.advance(next);
+        if self.head == self.now.len() && !self.refill() {
+            return None;
         }
         let entry = *self.now.get(self.head)?;
         self.head += 1;
