@@ -237,19 +237,28 @@ impl QuantileTable {
     }
 
     /// The curve at probability `p` in (0, 1).
+    #[inline]
     pub fn quantile(&self, p: f64) -> f64 {
         let x = p * TABLE_STEPS as f64;
         // `as` saturates: a `p` outside (0, 1) lands in an exact tail.
         let step = x as usize;
         if !(EXACT_TAIL_STEPS..TABLE_STEPS - EXACT_TAIL_STEPS).contains(&step) {
-            return self.curve.at(p);
+            return self.tail(p);
         }
         let i = step - EXACT_TAIL_STEPS;
         let (lo, hi) = (self.values[i], self.values[i + 1]);
         lo + (hi - lo) * (x - step as f64)
     }
 
+    /// The exact curve, for a `p` in a tail (one draw in 128).
+    #[cold]
+    #[inline(never)]
+    fn tail(&self, p: f64) -> f64 {
+        self.curve.at(p)
+    }
+
     /// One draw.
+    #[inline]
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> f64 {
         self.quantile(open_unit(rng))
     }
@@ -311,10 +320,22 @@ impl Sampler {
 
     /// One draw (never negative: a normal is truncated at zero). Inlined so
     /// that each call site, which always has the same kind of sampler,
-    /// branches on its own (one shared jump mispredicted about a third of
-    /// the time in the pipeline).
-    #[inline]
+    /// branches on its own (one shared jump was mispredicted about a third
+    /// of the time in the pipeline); the rarer kinds are drawn out of line.
+    #[inline(always)]
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> Nanos {
+        match self {
+            Sampler::Constant(v) => *v,
+            Sampler::Uniform(lo, hi) if lo != hi => Nanos(rng.random_range(*lo..=*hi)),
+            Sampler::LogNormal { median, table } => {
+                Nanos::from_nanos_f64(median * table.sample(rng))
+            }
+            _ => self.sample_other(rng),
+        }
+    }
+
+    #[inline(never)]
+    fn sample_other(&self, rng: &mut ChaCha8Rng) -> Nanos {
         match self {
             Sampler::Constant(v) => *v,
             Sampler::Uniform(lo, hi) if lo == hi => Nanos(*lo),
@@ -461,5 +482,26 @@ mod tests {
             .sum::<f64>()
             / 1e4;
         assert!(mean > 1.0, "truncation at zero raises the mean: {mean}");
+    }
+
+    #[test]
+    fn fixed_values_draw_no_randomness() {
+        // A constant, or a uniform of zero width, takes nothing from its
+        // stream: the next draw of the stream is unchanged.
+        let fixed = [
+            Sampler::new(&Dist::Constant {
+                value: Nanos::from_millis(3),
+            }),
+            Sampler::new(&Dist::Uniform {
+                min: Nanos::from_millis(3),
+                max: Nanos::from_millis(3),
+            }),
+        ];
+        for sampler in fixed {
+            let mut rng = Streams::new(4).stream(Purpose::Workload, &[1]);
+            let mut untouched = rng.clone();
+            assert_eq!(sampler.sample(&mut rng), Nanos::from_millis(3));
+            assert_eq!(rng.random::<u64>(), untouched.random::<u64>());
+        }
     }
 }

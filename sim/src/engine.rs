@@ -707,12 +707,23 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    /// Whether node `n` handles its `event` now. If not, the event is lost (a
-    /// crashed node), waits in the backlog (a paused one; a pair's timer
-    /// files its due deadlines there itself) or comes back when the node is
-    /// free (a degraded one, still busy with an earlier event).
-    #[inline]
+    /// Whether node `n` handles its `event` now: at once when it is up and
+    /// at full speed (nearly always; inlined), else see [`Self::admit_slow`].
+    #[inline(always)]
     fn admit(&mut self, n: u32, event: Event) -> bool {
+        let node = &self.nodes[n as usize];
+        if node.status == Status::Up && node.slowdown.is_zero() && self.now >= node.busy_until {
+            return true;
+        }
+        self.admit_slow(n, event)
+    }
+
+    /// The event is lost (a crashed node), waits in the backlog (a paused
+    /// one; a pair's timer files its due deadlines there itself), comes back
+    /// when the node is free (a degraded one, still busy with an earlier
+    /// event), or runs now and keeps the degraded node busy.
+    #[inline(never)]
+    fn admit_slow(&mut self, n: u32, event: Event) -> bool {
         let node = &mut self.nodes[n as usize];
         match node.status {
             Status::Up => {
