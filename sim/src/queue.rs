@@ -8,7 +8,7 @@
 //! few seconds (heartbeats, timeouts, frames), so a hashed timing wheel
 //! (Varghese & Lauck, "Hashed and hierarchical timing wheels", SOSP 1987)
 //! makes a push one append and a pop one bitmap search per slot: the wheel
-//! holds [`WHEEL_SLOTS`] slots of 2^[`SLOT_BITS`] ns (about 1 ms each, 4.3 s
+//! holds [`WHEEL_SLOTS`] slots of 2^[`SLOT_BITS`] ns (about 4 ms each, 17 s
 //! in all). Events beyond the wheel wait in a binary heap and move onto the
 //! wheel as it turns. When a slot comes due its items are sorted by (time,
 //! sequence) into a short vector, so the order is exact at nanosecond
@@ -17,9 +17,13 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-/// Bits of time below the slot: items within 2^20 ns (~1 ms) share a slot.
-pub const SLOT_BITS: u32 = 20;
-/// Slots on the wheel (a power of two): 4096 slots of ~1 ms, 4.3 s ahead.
+/// Bits of time below the slot: items within 2^22 ns (~4 ms) share a slot.
+/// Measured (instruction counts) on the 6-stage pipeline, about ten events
+/// to a slot: 1 ms slots spent more turning the wheel than sorting, 8 ms and
+/// 16 ms slots more sorting and inserting into the current slot; a
+/// 200-node mesh gained from 4 ms as well.
+pub const SLOT_BITS: u32 = 22;
+/// Slots on the wheel (a power of two): 4096 slots of ~4 ms, 17 s ahead.
 pub const WHEEL_SLOTS: usize = 1 << 12;
 const WORD_BITS: usize = u64::BITS as usize;
 const WORDS: usize = WHEEL_SLOTS / WORD_BITS;
