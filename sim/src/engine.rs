@@ -261,7 +261,11 @@ struct Simulation<'a> {
     scenario: &'a Scenario,
     now: Nanos,
     queue: EventQueue<Event>,
-    events: u64,
+    /// Events handled, and those of them that are not counted as simulated
+    /// events (see [`Simulation::run`]); counted apart so that the common
+    /// event pays one increment.
+    popped: u64,
+    uncounted: u64,
     /// Whether this part counts the events every part handles (faults), so
     /// that a run split into parts counts each once.
     counts_world: bool,
@@ -294,6 +298,9 @@ struct Simulation<'a> {
     /// Slots whose monitor is each node.
     by_monitor: Vec<Vec<u32>>,
     dets: Vec<DetInfo>,
+    /// A send buffer holding this many frames is over
+    /// [`BACKPRESSURE_SHARE`] full (the share of its capacity, rounded up).
+    backpressure_at: usize,
     /// The detectors that read the data stream, in detector order (a data
     /// frame goes to these alone).
     stream_dets: Vec<u32>,
@@ -465,7 +472,8 @@ impl<'a> Simulation<'a> {
             scenario,
             now: Nanos::ZERO,
             queue: EventQueue::new(),
-            events: 0,
+            popped: 0,
+            uncounted: 0,
             counts_world,
             nodes,
             service_rngs,
@@ -484,6 +492,8 @@ impl<'a> Simulation<'a> {
             hb_by_target,
             by_monitor,
             dets,
+            backpressure_at: (BACKPRESSURE_SHARE * scenario.network.send_buffer as f64).ceil()
+                as usize,
             stream_dets,
             links,
             held,
@@ -549,13 +559,10 @@ impl<'a> Simulation<'a> {
                 break;
             }
             self.now = Nanos(time);
-            // Trace marks are bookkeeping, not simulation; faults happen in
-            // every part of a split run but count once.
-            match event {
-                Event::Mark { .. } => {}
-                Event::Fault { .. } if !self.counts_world => {}
-                _ => self.events += 1,
-            }
+            // Trace marks are bookkeeping, not simulation, and faults happen
+            // in every part of a split run but count once: their arms of
+            // `dispatch` uncount them.
+            self.popped += 1;
             self.dispatch(event);
         }
         self.now = end;
@@ -687,8 +694,16 @@ impl<'a> Simulation<'a> {
                     self.arrive(to, msg);
                 }
             }
-            Event::Fault { action } => self.fault(action),
-            Event::Mark { record, end } => self.mark(record, end),
+            Event::Fault { action } => {
+                if !self.counts_world {
+                    self.uncounted += 1;
+                }
+                self.fault(action);
+            }
+            Event::Mark { record, end } => {
+                self.uncounted += 1;
+                self.mark(record, end);
+            }
             Event::SourceEmit { link, gen } => {
                 if self.admit(self.links[link as usize].from, event) {
                     self.source_emit(link, gen);
@@ -1319,7 +1334,7 @@ impl<'a> Simulation<'a> {
     fn offer(&mut self, link: u32, item: Item) -> bool {
         let cap = self.scenario.network.send_buffer as usize;
         let len = self.links[link as usize].buffer.len();
-        if len as f64 >= BACKPRESSURE_SHARE * cap as f64 {
+        if len >= self.backpressure_at {
             self.send_control(link, Frame::Backpressure);
         }
         if len >= cap {
@@ -1456,7 +1471,11 @@ impl<'a> Simulation<'a> {
         n.service_gen += 1;
         let gen = n.service_gen;
         let base = self.service.sample(&mut self.service_rngs[node as usize]);
-        let took = Nanos::from_nanos_f64(base.as_nanos_f64() / n.capacity);
+        let took = if n.capacity == 1.0 {
+            base
+        } else {
+            Nanos::from_nanos_f64(base.as_nanos_f64() / n.capacity)
+        };
         self.push(self.now + took, Event::ServiceDone { node, gen });
         // The frame left the receive queue: window credit back to the sender.
         let l = &mut self.links[link as usize];
@@ -1533,7 +1552,7 @@ impl<'a> Simulation<'a> {
             .collect();
         Part {
             pairs,
-            events: self.events,
+            events: self.popped - self.uncounted,
             trace: self.trace,
         }
     }

@@ -163,8 +163,16 @@ impl<T: Copy> EventQueue<T> {
     fn place(&mut self, entry: Entry<T>) {
         let ahead = entry.slot() - self.slot;
         if ahead == 0 {
-            let at = self.head + self.now[self.head..].partition_point(|e| e <= &entry);
-            self.now.insert(at, entry);
+            // A new item is nearly always among the latest of its slot:
+            // step back from the end (predictable, and no tail to move)
+            // rather than search.
+            self.now.push(entry);
+            let mut at = self.now.len() - 1;
+            while at > self.head && self.now[at - 1].key() > entry.key() {
+                self.now[at] = self.now[at - 1];
+                at -= 1;
+            }
+            self.now[at] = entry;
         } else if ahead < WHEEL_SLOTS as u64 {
             let i = (entry.slot() as usize) & (WHEEL_SLOTS - 1);
             let cell = Cell {
