@@ -671,6 +671,7 @@ impl<'a> Simulation<'a> {
     /// Handles `event`. Each kind names the node that owns it (whose state
     /// decides whether it runs now, later or never) in the same match that
     /// runs it: one branch on the kind per event, not two.
+    #[inline(always)]
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::HeartbeatTick { stream, gen } => {
@@ -952,42 +953,68 @@ impl<'a> Simulation<'a> {
     /// After any input to a slot's detector: send its probes, record a verdict
     /// change, and keep its timer armed.
     fn after_input(&mut self, slot: u32) {
-        let (m, t) = self.pair(slot);
-        if self.dets[self.slots[slot as usize].det as usize].probes {
-            while let Some(tx) = self.detectors[slot as usize].poll_transmit() {
-                let id = tx.probe.0;
-                self.send(m, t, Msg::Probe { slot, id });
-            }
+        let (det, pair) = {
+            let s = &self.slots[slot as usize];
+            (s.det, s.pair)
+        };
+        if self.dets[det as usize].probes {
+            self.send_probes(slot);
         }
         self.record(slot);
         let Some(local_due) = self.detectors[slot as usize].poll_timeout() else {
             self.slots[slot as usize].deadline = Deadline::NEVER;
             return;
         };
+        let m = self.pairs[pair as usize].0;
         let due = self.nodes[m as usize].clock.true_at(local_due, self.now);
         self.slots[slot as usize].deadline = Deadline::at(due);
         self.arm(slot, due);
     }
 
+    /// Sends the probes a probing detector asks for.
+    #[inline(never)]
+    fn send_probes(&mut self, slot: u32) {
+        let (m, t) = self.pair(slot);
+        while let Some(tx) = self.detectors[slot as usize].poll_transmit() {
+            let id = tx.probe.0;
+            self.send(m, t, Msg::Probe { slot, id });
+        }
+    }
+
+    /// Notes the slot's verdict after an input: a change goes to the log
+    /// (rare, so kept out of line), and a replay's score sampler looks.
+    #[inline(always)]
     fn record(&mut self, slot: u32) {
+        if self.scores.is_some() {
+            self.sample_scores(slot);
+        }
+        let verdict = self.detectors[slot as usize].verdict();
+        if verdict != self.slots[slot as usize].verdict {
+            self.verdict_changed(slot, verdict);
+        }
+    }
+
+    #[inline(never)]
+    fn sample_scores(&mut self, slot: u32) {
         if let Some(scores) = self.scores.as_deref_mut() {
             let (m, t) = self.pairs[self.slots[slot as usize].pair as usize];
             let clock = self.nodes[m as usize].clock;
             let det = self.slots[slot as usize].det;
             scores.observe((m, t), det, self.now, clock, &self.detectors[slot as usize]);
         }
-        let verdict = self.detectors[slot as usize].verdict();
+    }
+
+    #[inline(never)]
+    fn verdict_changed(&mut self, slot: u32, verdict: Verdict) {
         let s = &mut self.slots[slot as usize];
-        if verdict != s.verdict {
-            s.verdict = verdict;
-            let det = s.det;
-            self.changes.push((slot, self.now, verdict));
-            if self.changes.len() == CHANGE_BATCH {
-                self.file_changes();
-            }
-            let (m, t) = self.pair(slot);
-            self.log("verdict", m, Some(t), Some(det), || verdict.as_str().into());
+        s.verdict = verdict;
+        let det = s.det;
+        self.changes.push((slot, self.now, verdict));
+        if self.changes.len() == CHANGE_BATCH {
+            self.file_changes();
         }
+        let (m, t) = self.pair(slot);
+        self.log("verdict", m, Some(t), Some(det), || verdict.as_str().into());
     }
 
     /// The pair's timer: every detector whose deadline has come gets its
@@ -1345,7 +1372,13 @@ impl<'a> Simulation<'a> {
         true
     }
 
+    #[inline]
     fn link_cut(&self, link: u32) -> bool {
+        !self.schedule.partitions.is_empty() && self.link_cut_by_partition(link)
+    }
+
+    #[inline(never)]
+    fn link_cut_by_partition(&self, link: u32) -> bool {
         let l = &self.links[link as usize];
         self.schedule
             .partitions
@@ -1361,11 +1394,15 @@ impl<'a> Simulation<'a> {
         }
         let window = self.scenario.network.receive_queue;
         let mut sent_any = false;
-        while self.links[link as usize].window_used < window {
-            let Some(item) = self.links[link as usize].buffer.pop_front() else {
+        loop {
+            let l = &mut self.links[link as usize];
+            if l.window_used >= window {
+                break;
+            }
+            let Some(item) = l.buffer.pop_front() else {
                 break;
             };
-            self.links[link as usize].window_used += 1;
+            l.window_used += 1;
             self.put_on_wire(link, item);
             sent_any = true;
         }

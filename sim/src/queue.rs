@@ -91,7 +91,7 @@ pub struct EventQueue<T> {
     /// ahead: `heads[slot % WHEEL_SLOTS]` starts a list through `cells`
     /// (unordered within a slot). One pool of cells for every slot keeps a
     /// sparse wheel small and free of per-slot allocations.
-    heads: Box<[u32]>,
+    heads: Box<[u32; WHEEL_SLOTS]>,
     cells: Vec<Cell<T>>,
     /// First free cell, or [`NIL`].
     free: u32,
@@ -119,7 +119,7 @@ impl<T: Copy> EventQueue<T> {
             len: 0,
             now: Vec::new(),
             head: 0,
-            heads: vec![NIL; WHEEL_SLOTS].into_boxed_slice(),
+            heads: Box::new([NIL; WHEEL_SLOTS]),
             cells: Vec::new(),
             free: NIL,
             occupied: [0; WORDS],
