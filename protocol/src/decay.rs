@@ -315,12 +315,19 @@ impl DataflowDecay {
     }
 
     /// Brings the score up to date with every tick at or before `now`.
+    #[inline]
     fn advance(&mut self, now: Nanos) {
         // No tick at or before `onset` decays: while the next frame is not
         // overdue there is nothing to apply (and `applied_tick` may lag).
-        if now <= self.onset {
-            return;
+        // That is the usual case on a busy stream, so it is checked inline.
+        if now > self.onset {
+            self.apply_ticks(now);
         }
+    }
+
+    /// Applies the decay of the ticks after `onset` up to `now`.
+    #[inline(never)]
+    fn apply_ticks(&mut self, now: Nanos) {
         let (steps, last, missed) = self.pending_steps(now);
         if steps > 0 {
             let (score, verdict) = self.run_steps(self.score, self.verdict, steps);

@@ -26,6 +26,9 @@ pub const NANOS_PER_MINUTE: u64 = 60 * NANOS_PER_SEC;
 /// Nanoseconds in one hour.
 pub const NANOS_PER_HOUR: u64 = 60 * NANOS_PER_MINUTE;
 
+/// 2^63: the doubles below it convert to `i64` without saturating.
+const I64_RANGE_END: f64 = 9_223_372_036_854_775_808.0;
+
 impl Nanos {
     /// The origin of a clock, and the empty span.
     pub const ZERO: Nanos = Nanos(0);
@@ -47,10 +50,19 @@ impl Nanos {
     /// Converts a (non-negative) floating number of nanoseconds, rounding to the
     /// nearest integer (halves up); NaN and negative values give zero, huge ones
     /// saturate.
+    #[inline]
     pub fn from_nanos_f64(ns: f64) -> Nanos {
         // `as` truncates, saturates and maps NaN to 0; adding a half first rounds
         // in one instruction where `f64::round` is a library call on x86-64.
-        Nanos((ns + 0.5) as u64)
+        let half_up = ns + 0.5;
+        if half_up < I64_RANGE_END {
+            // The signed conversion is one instruction on x86-64 (the
+            // unsigned one a dozen), and every simulated delay takes this
+            // path; the result is the same.
+            Nanos((half_up as i64).max(0) as u64)
+        } else {
+            Nanos(half_up as u64)
+        }
     }
     pub const fn as_nanos(self) -> u64 {
         self.0
@@ -312,6 +324,28 @@ mod tests {
         for n in [0, 1, 1_000, 1_500_000, 3 * NANOS_PER_SEC, 123_456_789] {
             let text = Nanos(n).to_string();
             assert_eq!(text.parse::<Nanos>().unwrap(), Nanos(n), "{text}");
+        }
+    }
+
+    #[test]
+    fn float_nanos_round_halves_up_and_saturate() {
+        let cases = [
+            (0.0, 0),
+            (0.49, 0),
+            (0.5, 1),
+            (1_499.5, 1_500),
+            (-3.0, 0),
+            (f64::NAN, 0),
+            (f64::NEG_INFINITY, 0),
+            (9.223_372_036_854_775e18, 9_223_372_036_854_774_784),
+            (1.0e19, 10_000_000_000_000_000_000),
+            (f64::INFINITY, u64::MAX),
+            (1.0e30, u64::MAX),
+        ];
+        for (ns, want) in cases {
+            assert_eq!(Nanos::from_nanos_f64(ns), Nanos(want), "{ns}");
+            // The same as the plain unsigned conversion.
+            assert_eq!(Nanos::from_nanos_f64(ns), Nanos((ns + 0.5) as u64), "{ns}");
         }
     }
 
