@@ -193,6 +193,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             1,
             if args.quick { 1 } else { PIPELINE_REPETITIONS },
         )?;
+        sim::builtin_dataflow(if args.quick { 2 } else { 0 })?;
     }
     if want(Part::Mesh) {
         let mesh = sim::big_mesh(1000, mesh_len);
@@ -445,6 +446,42 @@ pub mod sim {
             freeze,
             duration,
         )
+    }
+
+    /// Every built-in dataflow scenario with its own seed count (or `seeds`
+    /// if not zero), the seeds one after another on one thread: the events
+    /// per second of the scenarios users run, faults and reports' inputs
+    /// included, beside the long single run above.
+    pub fn builtin_dataflow(seeds: u32) -> Result<(), String> {
+        let mut total = (0u64, 0.0f64);
+        for scenario in fdlab_scenarios::builtin_suite().map_err(|e| e.to_string())? {
+            if !matches!(scenario.topology, Topology::Dataflow { .. }) {
+                continue;
+            }
+            let seeds = if seeds == 0 { scenario.seeds } else { seeds };
+            let start = Instant::now();
+            let mut events = 0;
+            for seed in 1..=seeds {
+                let (outcome, _) =
+                    run(&scenario, u64::from(seed), false).map_err(|e| e.to_string())?;
+                events += outcome.events;
+            }
+            let wall = start.elapsed().as_secs_f64();
+            total = (total.0 + events, total.1 + wall);
+            say!(
+                "  {:<52} {seeds:>4} seeds 1 thr {events:>11} events in {wall:>7.2} s = {:>6.2} M events/s per thread",
+                format!("built-in {}", scenario.name),
+                events as f64 / wall / 1e6
+            );
+        }
+        say!(
+            "  {:<52}            {:>11} events in {:>7.2} s = {:>6.2} M events/s per thread",
+            "built-in dataflow scenarios, all",
+            total.0,
+            total.1,
+            total.0 as f64 / total.1 / 1e6
+        );
+        Ok(())
     }
 
     /// 1,000 nodes, 10 monitors each, fixed timeout and phi accrual over 1 s
