@@ -1386,8 +1386,20 @@ impl<'a> Simulation<'a> {
             .any(|p| p.cuts(l.from, l.to, self.now))
     }
 
-    /// Moves frames from the send buffer onto the wire while the window allows.
+    /// Moves frames from the send buffer onto the wire while the window
+    /// allows. Most calls (a frame's window credit coming back, say) find
+    /// nothing to send: that is checked inline.
+    #[inline]
     fn try_transmit(&mut self, link: u32) {
+        let l = &self.links[link as usize];
+        if l.buffer.is_empty() || l.window_used >= self.scenario.network.receive_queue {
+            return;
+        }
+        self.transmit(link);
+    }
+
+    #[inline(never)]
+    fn transmit(&mut self, link: u32) {
         let from = self.links[link as usize].from;
         if self.nodes[from as usize].status != Status::Up || self.link_cut(link) {
             return;
