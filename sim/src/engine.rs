@@ -141,6 +141,7 @@ struct Node {
     /// Output link a finished frame waits for (its send buffer was full).
     blocked_on: Option<u32>,
     service_gen: u32,
+    /// The output link the next finished frame goes to (round robin).
     next_output: usize,
     capacity: f64,
     downstream: Vec<u32>,
@@ -1539,8 +1540,13 @@ impl<'a> Simulation<'a> {
         }
         n.busy = false;
         if !n.downstream.is_empty() {
-            let link = n.downstream[n.next_output % n.downstream.len()];
+            // Round robin over the outputs (kept below their count: no
+            // division per frame).
+            let link = n.downstream[n.next_output];
             n.next_output += 1;
+            if n.next_output == n.downstream.len() {
+                n.next_output = 0;
+            }
             if !self.offer(link, Item::Data) {
                 self.nodes[node as usize].blocked_on = Some(link);
                 return;
