@@ -109,16 +109,8 @@ fn assert_traffic_matches_the_simulation(out: &Path, killed_pairs: u64) {
 #[test]
 fn a_live_crash_is_detected_within_tolerance_of_the_simulation() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("live");
     let started = Instant::now();
-    let o = fdlab(&[
-        "live",
-        CRASH,
-        "--sim-seeds",
-        "5",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (out, o) = live(dir.path(), CRASH, &["--sim-seeds", "5"]);
     let wall = started.elapsed();
     let stdout = text(&o.stdout);
     assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
@@ -189,20 +181,24 @@ fn assert_within_tolerance(row: &BTreeMap<String, String>) {
     );
 }
 
+/// Runs `fdlab live SCENARIO FLAGS... --out DIR/live` and returns that
+/// output directory and what the command printed.
+fn live(dir: &Path, scenario: &str, flags: &[&str]) -> (PathBuf, std::process::Output) {
+    let out = dir.join("live");
+    let out_arg = out.to_str().unwrap();
+    let mut args = vec!["live", scenario];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["--out", out_arg]);
+    let o = fdlab(&args);
+    (out, o)
+}
+
 /// Runs a six-stage live pipeline scenario (`--sim-seeds 3`), checks that it
 /// succeeded and left none of its processes behind, and returns its output
 /// directory (inside the returned temporary directory).
 fn run_live_pipeline(scenario: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("live");
-    let o = fdlab(&[
-        "live",
-        scenario,
-        "--sim-seeds",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (out, o) = live(dir.path(), scenario, &["--sim-seeds", "3"]);
     let stdout = text(&o.stdout);
     assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
     let pids = pids(&stdout);
@@ -255,16 +251,8 @@ fn unsupported_scenarios_are_refused_before_any_process_starts() {
 #[test]
 fn a_live_partition_is_detected_within_tolerance_of_the_simulation() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("live");
     let started = Instant::now();
-    let o = fdlab(&[
-        "live",
-        PARTITION,
-        "--sim-seeds",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (out, o) = live(dir.path(), PARTITION, &["--sim-seeds", "3"]);
     let wall = started.elapsed();
     let stdout = text(&o.stdout);
     assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
@@ -280,15 +268,7 @@ fn a_live_partition_is_detected_within_tolerance_of_the_simulation() {
 #[test]
 fn the_time_bound_kills_every_node() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("live");
-    let o = fdlab(&[
-        "live",
-        CRASH,
-        "--timeout",
-        "3s",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (out, o) = live(dir.path(), CRASH, &["--timeout", "3s"]);
     assert!(!o.status.success());
     assert!(text(&o.stderr).contains("bound"), "{}", text(&o.stderr));
     assert_gone(&pids(&text(&o.stdout)), Duration::ZERO, true);
@@ -374,15 +354,7 @@ fn live_losses_are_the_simulations_losses_for_the_same_seed() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("loss.toml");
     std::fs::write(&file, LOSS).unwrap();
-    let out = dir.path().join("live");
-    let o = fdlab(&[
-        "live",
-        file.to_str().unwrap(),
-        "--sim-seeds",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (out, o) = live(dir.path(), file.to_str().unwrap(), &["--sim-seeds", "1"]);
     let stdout = text(&o.stdout);
     assert!(o.status.success(), "{stdout}\n{}", text(&o.stderr));
     assert_gone(&pids(&stdout), Duration::ZERO, true);
