@@ -119,8 +119,8 @@ pub struct EventQueue<T> {
     /// Bit `f` set when fine slot `f` has items on its list.
     fine: u64,
     /// A fine slot of several items, sorted by (time, class, sequence) when
-    /// it came due: its items from `head` on, and the heads index of its
-    /// slot (`time >> FINE_BITS`) while any are left ([`NO_RUN`] when none).
+    /// it came due: its items from `head` on, and the fine slot's number
+    /// (`time >> FINE_BITS`) while any are left ([`NO_RUN`] when none).
     run: Vec<Entry<T>>,
     head: usize,
     run_at: u64,
@@ -378,6 +378,22 @@ impl<T: Copy> EventQueue<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A push before the last item popped is due at that item's time, after
+    /// the items already there for it.
+    #[test]
+    fn a_push_in_the_past_is_due_now() {
+        let mut q = EventQueue::new();
+        for (time, id) in [(5_000_000, 1), (5_000_000, 2), (9_000_000, 3)] {
+            q.push(time, id);
+        }
+        assert_eq!(q.pop(), Some((5_000_000, 1)));
+        q.push(1_000, 4);
+        assert_eq!(q.pop(), Some((5_000_000, 2)));
+        assert_eq!(q.pop(), Some((5_000_000, 4)));
+        assert_eq!(q.pop(), Some((9_000_000, 3)));
+        assert_eq!(q.pop(), None);
+    }
 
     proptest! {
         /// Same order as a binary heap of (time, class, sequence), under
