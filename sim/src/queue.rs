@@ -184,6 +184,9 @@ impl<T: Copy> EventQueue<T> {
         self.insert(time, self.seq | LAST_CLASS, item);
     }
 
+    /// Inlined into every push site, the entry's parts passed as arguments:
+    /// an out-of-line place read back an entry its caller had just stored
+    /// field by field, a store-forwarding stall in the sampling profile.
     #[inline(always)]
     fn insert(&mut self, time: u64, seq: u64, item: T) {
         let time = time.max(self.floor);
