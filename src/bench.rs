@@ -193,7 +193,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             1,
             if args.quick { 1 } else { PIPELINE_REPETITIONS },
         )?;
-        sim::builtin_dataflow(if args.quick { 2 } else { 0 })?;
+        sim::builtin_dataflow(args.quick.then_some(2))?;
     }
     if want(Part::Mesh) {
         let mesh = sim::big_mesh(1000, mesh_len);
@@ -449,16 +449,16 @@ pub mod sim {
     }
 
     /// Every built-in dataflow scenario with its own seed count (or `seeds`
-    /// if not zero), the seeds one after another on one thread: the events
+    /// when given), the seeds one after another on one thread: the events
     /// per second of the scenarios users run, faults and reports' inputs
     /// included, beside the long single run above.
-    pub fn builtin_dataflow(seeds: u32) -> Result<(), String> {
+    pub fn builtin_dataflow(seeds: Option<u32>) -> Result<(), String> {
         let mut total = (0u64, 0.0f64);
         for scenario in fdlab_scenarios::builtin_suite().map_err(|e| e.to_string())? {
             if !matches!(scenario.topology, Topology::Dataflow { .. }) {
                 continue;
             }
-            let seeds = if seeds == 0 { scenario.seeds } else { seeds };
+            let seeds = seeds.unwrap_or(scenario.seeds);
             let start = Instant::now();
             let mut events = 0;
             for seed in 1..=seeds {
