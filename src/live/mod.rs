@@ -20,9 +20,13 @@
 //! delivery). Partitions, loss and slow links are not signals: each node's
 //! socket sits behind `fdlab_driver::faulty::FaultyTransport`, which applies
 //! the schedule's windows to the datagrams the node sends
-//! (`crate::live_links`). A dataflow stage also runs a data plane: data
-//! frames over TCP between adjacent layers (`crate::live_dataflow`), which
+//! (`crate::live::links`). A dataflow stage also runs a data plane: data
+//! frames over TCP between adjacent layers (`crate::live::dataflow`), which
 //! reach its data-stream detectors through the same driver.
+
+mod dataflow;
+mod links;
+mod traffic;
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Write};
@@ -51,10 +55,10 @@ use fdlab_sim::scenario::{Channel, Expect, FaultKind, Scenario, Topology};
 use fdlab_sim::topology::Layout;
 use rand::RngExt;
 
-use crate::live_dataflow::{stream_heartbeat_lines, Stage, StageTransport};
-use crate::live_links::{heartbeat_stream, link_plan, MirrorDice};
-use crate::live_traffic::{parse_line, Counter, SentLines, Traffic, REPORT_PERIOD};
 use crate::run::resolve;
+use dataflow::{stream_heartbeat_lines, Stage, StageTransport};
+use links::{heartbeat_stream, link_plan, MirrorDice};
+use traffic::{parse_line, Counter, SentLines, Traffic, REPORT_PERIOD};
 
 /// Most nodes (processes) a live run may start.
 pub const MAX_NODES: u32 = 16;
@@ -188,7 +192,7 @@ fn check_live_dataflow(s: &Scenario, name: &str) -> Result<(), String> {
 }
 
 /// Fault kinds a live run injects: crashes and pauses by signals, the
-/// network's by each node's transport filter (`crate::live_links`).
+/// network's by each node's transport filter (`crate::live::links`).
 fn supported_live(kind: FaultKind) -> bool {
     matches!(
         kind,
@@ -226,7 +230,7 @@ fn write_line(out: &mut impl Write, line: &str) {
 
 /// `fdlab live-node`: prints `port P`, reads `start UNIX_NS ADDR...`, runs
 /// until the duration, streaming `v WATCH T_NS VERDICT` and its sent-message
-/// counts (`crate::live_traffic`), then prints `done`.
+/// counts (`crate::live::traffic`), then prints `done`.
 pub fn node(args: &NodeArgs) -> Result<(), String> {
     let mut scenario = resolve(&args.scenario)?;
     scenario.duration = Nanos(args.duration_ns);
@@ -445,7 +449,7 @@ enum Report {
     /// The UDP port, and the data-plane TCP port of a dataflow stage.
     Port(u16, Option<u16>),
     Change(usize, Nanos, Verdict),
-    /// A cumulative count of sent datagrams (`crate::live_traffic`).
+    /// A cumulative count of sent datagrams (`crate::live::traffic`).
     Sent(Counter, u64),
     Done,
     /// Standard output closed (the process ended).

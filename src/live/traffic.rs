@@ -10,7 +10,7 @@
 //! - `probes WATCH N`: probes sent by the node's watch WATCH;
 //! - `replies PROBER WATCH N`: replies sent to node PROBER's watch WATCH;
 //! - `shb DOWNSTREAM N`: stream-heartbeat frames sent on the data link to
-//!   node DOWNSTREAM (a dataflow stage's data plane, `crate::live_dataflow`).
+//!   node DOWNSTREAM (a dataflow stage's data plane, `crate::live::dataflow`).
 //!
 //! A node reports at most once per [`REPORT_PERIOD`] while its counts change,
 //! and once at its end; a crashed node's last period of sends is missing.

@@ -133,7 +133,7 @@ impl Stage {
         };
         let buffer = scenario.network.send_buffer.max(1) as usize;
         let nodes: Vec<u32> = (0..udp.len() as u32).collect();
-        let plan = crate::live_links::link_plan(schedule, 0.0, self.me, &nodes);
+        let plan = super::links::link_plan(schedule, 0.0, self.me, &nodes);
         let mut outputs = Vec::new();
         for (k, &to) in self.downstreams.iter().enumerate() {
             let (data_tx, data_rx) = mpsc::channel(buffer);
@@ -561,7 +561,7 @@ impl<T: Transport<Addr = SocketAddr>> Transport for StageTransport<T> {
 pub type StreamHeartbeats = Vec<(u32, Arc<AtomicU64>)>;
 
 /// The stream-heartbeat counts that changed since the last call, as
-/// `shb DOWNSTREAM N` lines (`crate::live_traffic`).
+/// `shb DOWNSTREAM N` lines (`crate::live::traffic`).
 pub fn stream_heartbeat_lines(
     counts: &StreamHeartbeats,
     last: &mut BTreeMap<u32, u64>,
