@@ -219,7 +219,7 @@ const SWEEP_SCENARIO: &str = "pipeline-freeze";
 const SWEEP_SEEDS: u32 = 20;
 
 fn sweeps(quick: bool) -> Result<(), String> {
-    let scenario = crate::run::resolve(SWEEP_SCENARIO)?;
+    let scenario = fdlab_scenarios::resolve(SWEEP_SCENARIO).map_err(|e| e.to_string())?;
     let seeds = if quick { 2 } else { SWEEP_SEEDS };
     let pool = crate::simulate::thread_pool(None)?;
     say!(
@@ -240,7 +240,7 @@ fn sweeps(quick: bool) -> Result<(), String> {
         let plan = crate::sweep::plan::plan(&scenario, &dims, 0, 1, 1, seeds)?;
         let seed_list = plan.file.seed_list();
         let start = Instant::now();
-        crate::sweep::simulate_points(&scenario, &plan.setups, &seed_list, &pool)?;
+        crate::simulate::simulate_points(&scenario, &plan.setups, &seed_list, &pool)?;
         let wall = start.elapsed().as_secs_f64();
         say!(
             "  {:<70} {:>7.2} s = {:>7.0} points x seeds/s",

@@ -9,7 +9,7 @@ use fdlab_protocol::DetectorConfig;
 pub fn run() -> Result<(), String> {
     say!("Built-in scenarios (`fdlab run NAME`; the files are under scenarios/builtin/):\n");
     for (name, _) in fdlab_scenarios::builtin() {
-        let scenario = crate::run::resolve(name)?;
+        let scenario = fdlab_scenarios::resolve(name).map_err(|e| e.to_string())?;
         say!(
             "  {name:<22} {:>3} seeds  {}",
             scenario.seeds,

@@ -1,6 +1,6 @@
 //! `fdlab run` (the main job) and `fdlab replay`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
@@ -9,7 +9,7 @@ use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
 use fdlab_reports::replay::{write_timeline, write_trace_file, TIMELINE_HTML, TRACE_CSV};
 use fdlab_reports::report::{write_report, INDEX_HTML};
 use fdlab_reports::tables::terminal_table;
-use fdlab_scenarios::{builtin, builtin_scenario, load_scenario};
+use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
 use fdlab_sim::scenario::Scenario;
 use fdlab_sim::scores::{plan, ScoreSampler};
@@ -80,31 +80,17 @@ fn parse_pair(text: &str) -> Result<(&str, &str), String> {
     }
 }
 
-/// A built-in name, or else a file path.
-pub fn resolve(arg: &str) -> Result<Scenario, String> {
-    let path = Path::new(arg);
-    if path.exists() || arg.ends_with(".toml") {
-        return load_scenario(path).map_err(|e| e.to_string());
-    }
-    match builtin_scenario(arg) {
-        Some(result) => result.map_err(|e| e.to_string()),
-        None => Err(format!(
-            "`{arg}` is neither a built-in scenario nor a file; `fdlab list` shows the built-ins"
-        )),
-    }
-}
-
 pub fn run(args: &RunArgs) -> Result<(), String> {
     // Every input is checked before anything runs or is written.
     let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
         builtin()
             .iter()
-            .map(|(name, _)| resolve(name))
+            .map(|(name, _)| resolve(name).map_err(|e| e.to_string()))
             .collect::<Result<_, _>>()?
     } else {
         args.scenarios
             .iter()
-            .map(|s| resolve(s))
+            .map(|s| resolve(s).map_err(|e| e.to_string()))
             .collect::<Result<_, _>>()?
     };
     let pool = thread_pool(args.jobs)?;
@@ -139,7 +125,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<(), String> {
-    let scenario = resolve(&args.scenario)?;
+    let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
     // The pair is checked against this seed's layout before anything runs.
     let planned = plan(&scenario, args.seed).map_err(|e| e.to_string())?;
     let pair = match &args.pair {

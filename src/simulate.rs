@@ -1,12 +1,17 @@
-//! Running scenarios over seeds in parallel: what `fdlab run` and
-//! `fdlab check` share.
+//! Running scenarios over seeds in parallel: what the commands that simulate
+//! share. [`simulate`] runs whole scenarios (`fdlab run`, `fdlab check`);
+//! [`simulate_points`] runs one scenario with many detector settings at once
+//! (`fdlab tune`, `fdlab bench`), and [`seed_totals`] one seed of it
+//! (`fdlab sweep`).
 
 use std::io::IsTerminal;
 use std::time::Instant;
 
-use fdlab_reports::metrics::ScenarioResult;
+use fdlab_reports::metrics::{
+    run_metrics, summarize_totals, DetectorSummary, RunTotals, ScenarioResult,
+};
 use fdlab_sim::engine;
-use fdlab_sim::scenario::Scenario;
+use fdlab_sim::scenario::{DetectorSetup, Scenario};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
@@ -96,4 +101,56 @@ pub fn simulate(
         wall,
         threads: pool.current_num_threads(),
     })
+}
+
+/// Simulates one seed with `setups` as the scenario's detectors, and
+/// returns each one's totals, in order.
+pub fn seed_totals(
+    scenario: &Scenario,
+    setups: Vec<DetectorSetup>,
+    seed: u64,
+) -> Result<Vec<RunTotals>, String> {
+    let mut s = scenario.clone();
+    s.detectors = setups;
+    let (outcome, _) = engine::run(&s, seed, false).map_err(|e| e.to_string())?;
+    Ok(run_metrics(&outcome)
+        .detectors
+        .iter()
+        .map(|d| d.totals())
+        .collect())
+}
+
+/// Every setup's summary over `seeds`, each seed simulated once for all of
+/// them, seeds in parallel on `pool`.
+pub fn simulate_points(
+    scenario: &Scenario,
+    setups: &[DetectorSetup],
+    seeds: &[u64],
+    pool: &rayon::ThreadPool,
+) -> Result<Vec<DetectorSummary>, String> {
+    let mut probe = scenario.clone();
+    probe.detectors = setups.to_vec();
+    probe
+        .validate()
+        .map_err(|e| format!("{} settings together: {e}", setups.len()))?;
+    let bar = progress(seeds.len() as u64, "seeds");
+    let per_seed: Vec<Vec<RunTotals>> = pool.install(|| {
+        seeds
+            .par_iter()
+            .map(|&seed| {
+                let totals = seed_totals(scenario, setups.to_vec(), seed);
+                bar.inc(1);
+                totals
+            })
+            .collect::<Result<_, _>>()
+    })?;
+    bar.finish_and_clear();
+    Ok(setups
+        .iter()
+        .enumerate()
+        .map(|(i, setup)| {
+            let runs: Vec<RunTotals> = per_seed.iter().map(|t| t[i].clone()).collect();
+            summarize_totals(&setup.name, &runs)
+        })
+        .collect())
 }

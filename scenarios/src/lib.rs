@@ -6,6 +6,8 @@
 //!   key (`crash.toml:14: `faults[1].probability`: ...`);
 //! - [`builtin`]: the built-in scenario library, TOML files under
 //!   `scenarios/builtin/` embedded in the binary (and plain files to copy);
+//! - [`resolve`](mod@resolve): a command's `SCENARIO` argument, a file or a
+//!   built-in name;
 //! - [`detector_spec`]: detector specifications, from a scenario's
 //!   `[[detectors]]` table or the `KEY=VALUE,...` argument of
 //!   `fdlab trace --detector`;
@@ -18,10 +20,12 @@ pub mod builtin;
 pub mod detector_spec;
 pub mod events;
 pub mod heartbeat_trace;
+pub mod resolve;
 pub mod scenario_file;
 pub mod search_space;
 
 pub use builtin::{builtin, builtin_scenario, builtin_suite};
 pub use detector_spec::{detector_from_table, parse_detector_arg, DetectorSpec, SpecError};
 pub use events::{parse_events, EventsError};
+pub use resolve::{resolve, ResolveError};
 pub use scenario_file::{load_scenario, parse_scenario, ScenarioFileError};

@@ -46,6 +46,7 @@ use fdlab_reports::atomic::write_file;
 use fdlab_reports::metrics::{run_metrics, scenario_metrics, ScenarioResult};
 use fdlab_reports::report::{write_report, INDEX_HTML};
 use fdlab_reports::tables::terminal_table;
+use fdlab_scenarios::resolve;
 use fdlab_sim::dist::Sampler;
 use fdlab_sim::engine::{self, LIVENESS_MESSAGE_BYTES, STREAM_HEARTBEAT_BYTES};
 use fdlab_sim::faults::{Action, Schedule};
@@ -55,7 +56,6 @@ use fdlab_sim::scenario::{Channel, Expect, FaultKind, Scenario, Topology};
 use fdlab_sim::topology::Layout;
 use rand::RngExt;
 
-use crate::run::resolve;
 use dataflow::{stream_heartbeat_lines, Stage, StageTransport};
 use links::{heartbeat_stream, link_plan, MirrorDice};
 use traffic::{parse_line, Counter, SentLines, Traffic, REPORT_PERIOD};
@@ -207,7 +207,7 @@ fn supported_live(kind: FaultKind) -> bool {
 /// The scenario as the live run uses it: resolved, `--duration` applied,
 /// validated for the simulator and for live.
 fn live_scenario(arg: &str, duration: Option<Nanos>) -> Result<Scenario, String> {
-    let mut s = resolve(arg)?;
+    let mut s = resolve(arg).map_err(|e| e.to_string())?;
     if let Some(d) = duration {
         if d == Nanos::ZERO {
             return Err("--duration: must be positive".into());
@@ -232,7 +232,7 @@ fn write_line(out: &mut impl Write, line: &str) {
 /// until the duration, streaming `v WATCH T_NS VERDICT` and its sent-message
 /// counts (`crate::live::traffic`), then prints `done`.
 pub fn node(args: &NodeArgs) -> Result<(), String> {
-    let mut scenario = resolve(&args.scenario)?;
+    let mut scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
     scenario.duration = Nanos(args.duration_ns);
     let streams = Streams::new(args.seed);
     let layout = Layout::build(&scenario.topology, &streams);

@@ -23,13 +23,11 @@ use std::time::Instant;
 
 use clap::Args;
 use fdlab_reports::atomic::{ensure_dir, write_file};
-use fdlab_reports::metrics::{run_metrics, summarize_totals, DetectorSummary, RunTotals};
-use fdlab_sim::engine;
-use fdlab_sim::scenario::{DetectorSetup, Scenario};
+use fdlab_scenarios::resolve;
+use fdlab_sim::scenario::Scenario;
 use rayon::prelude::*;
 
-use crate::run::resolve;
-use crate::simulate::{progress, thread_pool};
+use crate::simulate::{progress, seed_totals, thread_pool};
 use plan::{plan, Plan, PlanFile, Shard};
 use units::{Journal, Unit, JOURNAL, UNITS};
 
@@ -150,7 +148,7 @@ fn shard_of(args: &SweepArgs) -> Result<Shard, String> {
 
 /// Runs (or resumes) a sweep; see the module docs.
 pub fn sweep(args: &SweepArgs) -> Result<SweepRun, String> {
-    let scenario = resolve(&args.scenario)?;
+    let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
     let plan = make_plan(args, &scenario)?;
     let shard = shard_of(args)?;
     let pool = thread_pool(args.jobs)?;
@@ -258,58 +256,6 @@ pub fn sweep(args: &SweepArgs) -> Result<SweepRun, String> {
         units: done,
         complete,
     })
-}
-
-/// Simulates one seed with `setups` as the scenario's detectors, and
-/// returns each one's totals, in order.
-pub fn seed_totals(
-    scenario: &Scenario,
-    setups: Vec<DetectorSetup>,
-    seed: u64,
-) -> Result<Vec<RunTotals>, String> {
-    let mut s = scenario.clone();
-    s.detectors = setups;
-    let (outcome, _) = engine::run(&s, seed, false).map_err(|e| e.to_string())?;
-    Ok(run_metrics(&outcome)
-        .detectors
-        .iter()
-        .map(|d| d.totals())
-        .collect())
-}
-
-/// Every setup's summary over `seeds`, each seed simulated once for all of
-/// them, seeds in parallel on `pool`.
-pub fn simulate_points(
-    scenario: &Scenario,
-    setups: &[DetectorSetup],
-    seeds: &[u64],
-    pool: &rayon::ThreadPool,
-) -> Result<Vec<DetectorSummary>, String> {
-    let mut probe = scenario.clone();
-    probe.detectors = setups.to_vec();
-    probe
-        .validate()
-        .map_err(|e| format!("{} settings together: {e}", setups.len()))?;
-    let bar = progress(seeds.len() as u64, "seeds");
-    let per_seed: Vec<Vec<RunTotals>> = pool.install(|| {
-        seeds
-            .par_iter()
-            .map(|&seed| {
-                let totals = seed_totals(scenario, setups.to_vec(), seed);
-                bar.inc(1);
-                totals
-            })
-            .collect::<Result<_, _>>()
-    })?;
-    bar.finish_and_clear();
-    Ok(setups
-        .iter()
-        .enumerate()
-        .map(|(i, setup)| {
-            let runs: Vec<RunTotals> = per_seed.iter().map(|t| t[i].clone()).collect();
-            summarize_totals(&setup.name, &runs)
-        })
-        .collect())
 }
 
 /// Simulates one seed with `points` of the plan as the scenario's detectors.

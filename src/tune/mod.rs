@@ -39,7 +39,7 @@ use rayon::prelude::*;
 
 use fdlab_sim::scenario::DetectorSetup;
 
-use crate::sweep::simulate_points;
+use crate::simulate::simulate_points;
 use rank::{rank, Candidate, Objective};
 
 /// Exit status when no setting meets the mistake constraint.
@@ -322,7 +322,7 @@ fn on_scenario(
     pins: Vec<(String, toml::Value)>,
     pool: &rayon::ThreadPool,
 ) -> Result<Evaluated, String> {
-    let scenario = crate::run::resolve(scenario)?;
+    let scenario = fdlab_scenarios::resolve(scenario).map_err(|e| e.to_string())?;
     if args.seeds == Some(0) {
         return Err("--seeds: must be at least 1".into());
     }

@@ -1,0 +1,81 @@
+//! A command's `SCENARIO` argument, resolved: a path to a scenario file, or
+//! else the name of a built-in scenario ([`crate::builtin`]).
+//!
+//! Every command that takes a scenario (`run`, `replay`, `sweep`, `tune`,
+//! `live`, `list`, `bench`) resolves it here, so that they all read the same
+//! argument the same way and fail with the same message.
+
+use std::fmt;
+use std::path::Path;
+
+use fdlab_sim::scenario::Scenario;
+
+use crate::builtin::builtin_scenario;
+use crate::scenario_file::{load_scenario, ScenarioFileError};
+
+/// Why a scenario argument gave no scenario.
+#[derive(Debug)]
+pub enum ResolveError {
+    /// The file, or the built-in, does not parse or validate.
+    Invalid(ScenarioFileError),
+    /// Neither an existing file (nor a name ending in `.toml`) nor a
+    /// built-in name.
+    Unknown(String),
+}
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResolveError::Invalid(e) => e.fmt(f),
+            ResolveError::Unknown(arg) => write!(
+                f,
+                "`{arg}` is neither a built-in scenario nor a file; `fdlab list` shows the built-ins"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {}
+
+/// The scenario `arg` names: the file at that path if it exists or the
+/// argument ends in `.toml` (so a mistyped file name is reported as a file
+/// that cannot be read, not as an unknown built-in), otherwise the built-in
+/// scenario of that name.
+pub fn resolve(arg: &str) -> Result<Scenario, ResolveError> {
+    let path = Path::new(arg);
+    if path.exists() || arg.ends_with(".toml") {
+        return load_scenario(path).map_err(ResolveError::Invalid);
+    }
+    match builtin_scenario(arg) {
+        Some(result) => result.map_err(ResolveError::Invalid),
+        None => Err(ResolveError::Unknown(arg.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_built_in_name_and_its_file_give_the_same_scenario() {
+        let by_name = resolve("crash-mesh").unwrap();
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/builtin/crash-mesh.toml");
+        let by_file = resolve(file).unwrap();
+        assert_eq!(by_name.name, "crash-mesh");
+        assert_eq!(format!("{by_name:?}"), format!("{by_file:?}"));
+    }
+
+    #[test]
+    fn an_unknown_name_and_a_missing_file_say_which_they_are() {
+        let e = resolve("no-such-scenario").unwrap_err();
+        assert!(matches!(e, ResolveError::Unknown(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "`no-such-scenario` is neither a built-in scenario nor a file; `fdlab list` shows the built-ins"
+        );
+        let e = resolve("no/such/file.toml").unwrap_err();
+        assert!(matches!(e, ResolveError::Invalid(_)), "{e:?}");
+        assert!(e.to_string().starts_with("no/such/file.toml"), "{e}");
+        assert!(e.to_string().contains("cannot read"), "{e}");
+    }
+}
