@@ -4,13 +4,9 @@
 //! simulator does (a detector's overhead is the heartbeat stream it listens
 //! to, or its probes and their replies).
 //!
-//! Lines on a node's standard output, counts cumulative since the start:
-//!
-//! - `hb MONITOR INTERVAL_NS N`: heartbeats sent to node MONITOR every INTERVAL;
-//! - `probes WATCH N`: probes sent by the node's watch WATCH;
-//! - `replies PROBER WATCH N`: replies sent to node PROBER's watch WATCH;
-//! - `shb DOWNSTREAM N`: stream-heartbeat frames sent on the data link to
-//!   node DOWNSTREAM (a dataflow stage's data plane, `crate::live::dataflow`).
+//! What a count counts is a [`Counter`]; the lines that carry the counts
+//! (`hb`, `probes`, `replies`, `shb`) are formatted and parsed with every
+//! other line of the parent/child protocol in `super::wire`.
 //!
 //! A node reports at most once per [`REPORT_PERIOD`] while its counts change,
 //! and once at its end; a crashed node's last period of sends is missing.
@@ -32,17 +28,17 @@ pub enum Counter {
     StreamHeartbeats { downstream: u32 },
 }
 
-/// The node side: turns [`Sent`] snapshots into the lines of the counts that
-/// changed since the last call.
-pub struct SentLines<A> {
+/// The node side: turns [`Sent`] snapshots into the counts that changed
+/// since the last call.
+pub struct SentCounts<A> {
     /// Address -> node index of every node of the run.
     nodes: Vec<A>,
     last: BTreeMap<Counter, u64>,
 }
 
-impl<A: PartialEq> SentLines<A> {
+impl<A: PartialEq> SentCounts<A> {
     pub fn new(nodes: Vec<A>) -> Self {
-        SentLines {
+        SentCounts {
             nodes,
             last: BTreeMap::new(),
         }
@@ -52,8 +48,9 @@ impl<A: PartialEq> SentLines<A> {
         self.nodes.iter().position(|a| a == addr).map(|i| i as u32)
     }
 
-    /// The lines for what changed in `sent`.
-    pub fn lines(&mut self, sent: &Sent<A>) -> Vec<String> {
+    /// The counts of `sent` that changed, in the order of `sent`'s
+    /// heartbeat streams, probes, then replies.
+    pub fn changed(&mut self, sent: &Sent<A>) -> Vec<(Counter, u64)> {
         let mut counts = Vec::new();
         for (peer, interval, n) in &sent.heartbeats {
             if let Some(monitor) = self.node(peer) {
@@ -70,54 +67,8 @@ impl<A: PartialEq> SentLines<A> {
                 counts.push((Counter::Replies { prober, watch }, *n));
             }
         }
-        let mut out = Vec::new();
-        for (counter, n) in counts {
-            if self.last.insert(counter, n) == Some(n) {
-                continue;
-            }
-            out.push(match counter {
-                Counter::Heartbeats { monitor, interval } => {
-                    format!("hb {monitor} {} {n}", interval.as_nanos())
-                }
-                Counter::Probes { watch } => format!("probes {watch} {n}"),
-                Counter::Replies { prober, watch } => format!("replies {prober} {watch} {n}"),
-                Counter::StreamHeartbeats { downstream } => format!("shb {downstream} {n}"),
-            });
-        }
-        out
-    }
-}
-
-/// The parent side: one line's counter and count, if it is a count line.
-pub fn parse_line(words: &[&str]) -> Option<(Counter, u64)> {
-    match *words {
-        ["hb", monitor, interval, n] => Some((
-            Counter::Heartbeats {
-                monitor: monitor.parse().ok()?,
-                interval: Nanos(interval.parse().ok()?),
-            },
-            n.parse().ok()?,
-        )),
-        ["probes", watch, n] => Some((
-            Counter::Probes {
-                watch: watch.parse().ok()?,
-            },
-            n.parse().ok()?,
-        )),
-        ["replies", prober, watch, n] => Some((
-            Counter::Replies {
-                prober: prober.parse().ok()?,
-                watch: watch.parse().ok()?,
-            },
-            n.parse().ok()?,
-        )),
-        ["shb", downstream, n] => Some((
-            Counter::StreamHeartbeats {
-                downstream: downstream.parse().ok()?,
-            },
-            n.parse().ok()?,
-        )),
-        _ => None,
+        counts.retain(|&(counter, n)| self.last.insert(counter, n) != Some(n));
+        counts
     }
 }
 
@@ -178,40 +129,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn changed_counts_round_trip_and_add_up_per_detector() {
+    fn changed_counts_are_reported_once_and_add_up_per_detector() {
         let ms = Nanos::from_millis;
-        let mut lines = SentLines::new(vec!["n0", "n1", "n2"]);
+        let hb = |monitor, interval| Counter::Heartbeats { monitor, interval };
+        let mut counts = SentCounts::new(vec!["n0", "n1", "n2"]);
         let mut sent = Sent {
-            heartbeats: vec![("n0", ms(1000), 3), ("n0", ms(100), 30)],
+            heartbeats: vec![
+                ("n0", ms(1000), 3),
+                ("n0", ms(100), 30),
+                ("elsewhere", ms(1), 1),
+            ],
             probes: vec![0, 4],
             replies: vec![("n2", 1, 5)],
         };
-        let first = lines.lines(&sent);
+        let first = counts.changed(&sent);
         assert_eq!(
             first,
             [
-                "hb 0 1000000000 3",
-                "hb 0 100000000 30",
-                "probes 0 0",
-                "probes 1 4",
-                "replies 2 1 5"
+                (hb(0, ms(1000)), 3),
+                (hb(0, ms(100)), 30),
+                (Counter::Probes { watch: 0 }, 0),
+                (Counter::Probes { watch: 1 }, 4),
+                (
+                    Counter::Replies {
+                        prober: 2,
+                        watch: 1
+                    },
+                    5
+                ),
             ]
         );
         sent.heartbeats[1].2 = 31;
-        assert_eq!(lines.lines(&sent), ["hb 0 100000000 31"]);
-        assert!(lines.lines(&sent).is_empty());
+        assert_eq!(counts.changed(&sent), [(hb(0, ms(100)), 31)]);
+        assert!(counts.changed(&sent).is_empty());
 
         // The parent: node 1 sent all that; node 0 (the monitor of node 1,
         // watch 1) sent 7 probes.
         let mut traffic = Traffic::default();
-        for line in first.iter().chain(["hb 0 100000000 31".to_owned()].iter()) {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let (counter, n) = parse_line(&words).unwrap();
+        for (counter, n) in first.into_iter().chain([(hb(0, ms(100)), 31)]) {
             traffic.handle_count(1, counter, n);
         }
         traffic.handle_count(0, Counter::Probes { watch: 1 }, 7);
-        let (counter, n) = parse_line(&["shb", "4", "9"]).unwrap();
-        traffic.handle_count(1, counter, n);
+        traffic.handle_count(1, Counter::StreamHeartbeats { downstream: 4 }, 9);
         assert_eq!(traffic.stream_heartbeats(4, 1), 9);
         assert_eq!(traffic.stream_heartbeats(1, 4), 0);
         assert_eq!(traffic.messages(0, 1, 1, Some(ms(100))), 31 + 7);
@@ -219,12 +178,5 @@ mod tests {
         // Replies go to the prober's watch: node 2's watch 1 on node 1.
         assert_eq!(traffic.messages(2, 1, 1, None), 5);
         assert_eq!(traffic.messages(0, 2, 0, Some(ms(1000))), 0);
-        for bad in [
-            &["hb", "x", "1", "2"][..],
-            &["probes", "1"],
-            &["replies", "1", "2", "-3"],
-        ] {
-            assert_eq!(parse_line(bad), None, "{bad:?}");
-        }
     }
 }
