@@ -21,6 +21,8 @@ use fdlab_reports::trace_csv::TraceCsvWriter;
 use fdlab_scenarios::events::parse_events;
 use fdlab_sim::trace::{monitoring_start, replay};
 
+use crate::stats::median_nearest_rank;
+
 #[derive(Args)]
 pub struct BenchArgs {
     /// Fewer repetitions and a smaller trace (for a smoke run, not for figures).
@@ -81,14 +83,17 @@ fn feed(detector: &mut Detector, how: Feed, now: Nanos, i: u64) {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+/// A figure is the median of its repetitions (nearest rank; their count is
+/// odd, so it is the middle one); none is an error.
+const NO_RUNS: &str = "no repetition to take the median of";
 
 /// Median nanoseconds per call of `op` over `ops` calls.
-fn per_op(reps: usize, ops: u64, mut setup: impl FnMut() -> Box<dyn FnMut(u64)>) -> f64 {
-    let runs = (0..reps)
+fn per_op(
+    reps: usize,
+    ops: u64,
+    mut setup: impl FnMut() -> Box<dyn FnMut(u64)>,
+) -> Result<f64, String> {
+    let mut runs: Vec<f64> = (0..reps)
         .map(|_| {
             let mut op = setup();
             let start = Instant::now();
@@ -98,7 +103,7 @@ fn per_op(reps: usize, ops: u64, mut setup: impl FnMut() -> Box<dyn FnMut(u64)>)
             start.elapsed().as_nanos() as f64 / ops as f64
         })
         .collect();
-    median(runs)
+    Ok(median_nearest_rank(&mut runs).ok_or(NO_RUNS)?)
 }
 
 fn kinds() -> Vec<(&'static str, DetectorConfig, Feed)> {
@@ -269,7 +274,7 @@ fn detectors(reps: usize, ops: u64) -> Result<(), String> {
                 feed(&mut d, how, now, i);
                 black_box(&d);
             })
-        });
+        })?;
         let input_poll = per_op(reps, ops, || {
             let (mut d, mut now) = warmed(&config, how);
             Box::new(move |i| {
@@ -277,7 +282,7 @@ fn detectors(reps: usize, ops: u64) -> Result<(), String> {
                 feed(&mut d, how, now, i);
                 black_box(d.poll_timeout());
             })
-        });
+        })?;
         let query = per_op(reps, ops, || {
             let (d, last) = warmed(&config, how);
             Box::new(move |i| {
@@ -286,7 +291,7 @@ fn detectors(reps: usize, ops: u64) -> Result<(), String> {
                 let now = last + Nanos::from_micros((i * 2_999) % 6_000_000);
                 black_box((d.score(now), d.verdict()));
             })
-        });
+        })?;
         say!("{name:<36} {input:>14.1} {input_poll:>20.1} {query:>12.1}");
     }
     Ok(())
@@ -312,7 +317,8 @@ fn trace(reps: usize, rows: usize) -> Result<(), String> {
         out.finish().map_err(|e| e.to_string())?;
         total_s.push(start.elapsed().as_secs_f64());
     }
-    let (parse, total) = (median(parse_s), median(total_s));
+    let parse = median_nearest_rank(&mut parse_s).ok_or(NO_RUNS)?;
+    let total = median_nearest_rank(&mut total_s).ok_or(NO_RUNS)?;
     say!(
         "  {mb:.1} MB: parse {:.3} s, parse + replay (phi-accrual) + write {:.3} s = {:.2} M rows/s",
         parse,
@@ -529,7 +535,7 @@ pub mod sim {
             walls.push(start.elapsed().as_secs_f64());
             events = outcome.events;
         }
-        let wall = super::median(walls);
+        let wall = crate::stats::median_nearest_rank(&mut walls).ok_or(super::NO_RUNS)?;
         let per_thread = events as f64 / wall / 1e6 / threads.min(parts) as f64;
         say!(
             "  {label:<52} {parts:>4} parts {threads:>2} thr {:>11} events in {wall:>7.2} s = {:>6.2} M events/s per thread",

@@ -12,6 +12,7 @@ mod list;
 mod live;
 mod run;
 mod simulate;
+mod stats;
 mod sweep;
 mod trace;
 mod tune;

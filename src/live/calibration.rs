@@ -12,6 +12,8 @@ use fdlab_reports::metrics::run_metrics;
 use fdlab_sim::outcome::RunOutcome;
 use fdlab_sim::scenario::Expect;
 
+use crate::stats::median_nearest_rank;
+
 /// Calibration tolerance: a live detection-time median must lie within this
 /// share of the simulated one...
 pub const TOLERANCE_SHARE: f64 = 0.10;
@@ -20,19 +22,6 @@ pub const TOLERANCE_MS: f64 = 200.0;
 
 fn millis(n: Nanos) -> f64 {
     n.as_nanos_f64() / 1e6
-}
-
-fn median(values: &mut [f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    Some(if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    })
 }
 
 fn mean(values: &[f64]) -> Option<f64> {
@@ -149,7 +138,8 @@ pub fn calibrate(
                 .iter()
                 .filter_map(|(k, l)| sim_d[d].get(k).map(|s| (l - s).abs()))
                 .max_by(f64::total_cmp);
-            let (live_p50_ms, sim_p50_ms) = (median(&mut lv), median(&mut sv));
+            let (live_p50_ms, sim_p50_ms) =
+                (median_nearest_rank(&mut lv), median_nearest_rank(&mut sv));
             let diff_p50_ms = live_p50_ms.zip(sim_p50_ms).map(|(l, s)| l - s);
             let within = diff_p50_ms
                 .zip(sim_p50_ms)
@@ -165,7 +155,7 @@ pub fn calibrate(
                 sim_mean_ms: mean(&sv),
                 diff_p50_ms,
                 max_pair_diff_ms,
-                seeds_p50_ms: median(&mut all),
+                seeds_p50_ms: median_nearest_rank(&mut all),
                 seeds_mean_ms: mean(&all),
                 live_mistakes: live_m[d],
                 sim_mistakes: sim_m[d],
