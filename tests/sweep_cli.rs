@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 mod common;
 use common::{fdlab, text};
@@ -203,18 +203,34 @@ fn a_resumed_sweep_equals_an_uninterrupted_one() {
     assert_same_files(&whole, &resumed);
 }
 
+/// Whole unit lines in a sweep's journal (its header and a line still being
+/// written left out); 0 while the journal does not exist.
+fn journal_units(journal: &Path) -> usize {
+    let text = fs::read_to_string(journal).unwrap_or_default();
+    text.matches('\n').count().saturating_sub(1)
+}
+
 #[test]
 fn ctrl_c_keeps_finished_units_and_resume_completes_the_same_sweep() {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = setup(dir.path());
+    // 40 points x 24 seeds of 10 simulated minutes on one thread: 24
+    // simulations in a row (a tenth of a second each in a debug build),
+    // each journaled as it ends, so an interrupt sent as the first ends
+    // lands seconds before the last would.
+    let path = dir.path().join("long.toml");
+    let long = SCENARIO.replacen("duration = \"60s\"", "duration = \"600s\"", 1);
+    assert_ne!(long, SCENARIO);
+    fs::write(&path, long).unwrap();
+    let scenario = path.to_str().unwrap().to_string();
+    let (points, seeds) = (40, 24);
     let args = |out: &Path| {
         vec![
             "sweep".to_string(),
             scenario.clone(),
             "--vary".into(),
-            "phi.threshold=0.5..16:log40".into(),
+            format!("phi.threshold=0.5..16:log{points}"),
             "--seeds".into(),
-            "24".into(),
+            seeds.to_string(),
             "--jobs".into(),
             "1".into(),
             "--out".into(),
@@ -226,31 +242,62 @@ fn ctrl_c_keeps_finished_units_and_resume_completes_the_same_sweep() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 
     let cut = dir.path().join("cut");
-    let child = Command::new(env!("CARGO_BIN_EXE_fdlab"))
+    let journal = cut.join("journal.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fdlab"))
         .args(args(&cut))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(400));
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let out = child.wait_with_output().unwrap();
-    if !out.status.success() {
-        // Interrupted in time: it says so and kept a clean journal.
-        let err = text(&out.stderr);
+    // Interrupt once some units are journaled (the handler is set before the
+    // journal is created), not after a guessed delay: the sweep must still
+    // be running then, and must not have finished, or the test fails.
+    let waiting = Instant::now();
+    while journal_units(&journal) == 0 {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the sweep ended ({status}) before journaling a unit: nothing to interrupt");
+        }
         assert!(
-            err.contains("interrupted") && err.contains("--resume"),
-            "{err}"
+            waiting.elapsed() < Duration::from_secs(120),
+            "no unit journaled within 120 s"
         );
-        assert!(cut.join("journal.csv").exists());
-        assert!(!cut.join("sweep.csv").exists());
+        std::thread::sleep(Duration::from_millis(5));
     }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the sweep was not interrupted (it finished or died otherwise): {err}"
+    );
+    // It says so and kept a clean journal of whole seeds, no results.
+    assert!(
+        err.contains("interrupted") && err.contains("--resume"),
+        "{err}"
+    );
+    let kept = journal_units(&journal);
+    assert!(
+        kept > 0 && kept < points * seeds && kept % points == 0,
+        "{kept} units journaled"
+    );
+    assert!(
+        err.contains(&format!("{kept} of {} units done", points * seeds)),
+        "{err}"
+    );
+    assert!(!cut.join("sweep.csv").exists());
+    assert!(!cut.join("units.csv").exists());
+
     let mut resume = args(&cut);
     resume.push("--resume".into());
     let out = fdlab(&resume.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(&format!("{kept} of {} units already done", points * seeds)),
+        "{}",
+        text(&out.stdout)
+    );
     assert_same_files(&whole, &cut);
 }
 
