@@ -2,7 +2,7 @@
 //! Each test checks that no node process is left behind.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -389,7 +389,7 @@ fn start_live(out: &Path) -> (std::process::Child, Vec<u32>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fdlab"))
         .args(["live", CRASH, "--out", out.to_str().unwrap()])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stdout = child.stdout.take().unwrap();
@@ -411,7 +411,20 @@ fn ctrl_c_kills_every_node() {
         .unwrap();
     assert!(status.success());
     let exit = child.wait().unwrap();
-    assert!(!exit.success());
+    // Handled, not the default action (which would end the parent alone):
+    // it says so and exits with its error status.
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains("interrupted; every node process was killed"),
+        "{exit}: {stderr}"
+    );
+    assert_eq!(exit.code(), Some(1), "{stderr}");
     assert_gone(&pids, Duration::ZERO, true);
 }
 
