@@ -240,9 +240,9 @@ fn sweeps(quick: bool) -> Result<(), String> {
     ] {
         let dims = vary
             .iter()
-            .map(|v| crate::sweep::vary::parse_vary(v))
+            .map(|v| fdlab_scenarios::vary::parse_vary(v))
             .collect::<Result<Vec<_>, _>>()?;
-        let plan = crate::sweep::plan::plan(&scenario, &dims, 0, 1, 1, seeds)?;
+        let plan = fdlab_scenarios::sweep_plan::plan(&scenario, &dims, 0, 1, 1, seeds)?;
         let seed_list = plan.file.seed_list();
         let start = Instant::now();
         crate::simulate::simulate_points(&scenario, &plan.setups, &seed_list, &pool)?;

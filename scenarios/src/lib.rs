@@ -14,7 +14,11 @@
 //! - [`events`]: recorded event lists, the CSV input of `fdlab trace`;
 //! - [`heartbeat_trace`]: recorded heartbeat arrivals, the `--trace` input of
 //!   `fdlab tune`;
-//! - [`search_space`]: the parameter grid `fdlab tune` searches per detector kind.
+//! - [`search_space`]: the parameter grid `fdlab tune` searches per detector kind;
+//! - [`vary`]: the `--vary KEY=SPEC` arguments of `fdlab sweep`, one
+//!   dimension each;
+//! - [`sweep_plan`]: a sweep's points, seeds and shards, and `sweep.toml`,
+//!   the plan `fdlab sweep --resume` and `fdlab merge` read back.
 
 pub mod builtin;
 pub mod detector_spec;
@@ -23,6 +27,8 @@ pub mod heartbeat_trace;
 pub mod resolve;
 pub mod scenario_file;
 pub mod search_space;
+pub mod sweep_plan;
+pub mod vary;
 
 pub use builtin::{builtin, builtin_scenario, builtin_suite};
 pub use detector_spec::{detector_from_table, parse_detector_arg, DetectorSpec, SpecError};

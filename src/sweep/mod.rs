@@ -10,9 +10,7 @@
 //! an unsharded run (a test checks it).
 
 pub mod output;
-pub mod plan;
 pub mod units;
-pub mod vary;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -28,7 +26,8 @@ use fdlab_sim::scenario::Scenario;
 use rayon::prelude::*;
 
 use crate::simulate::{progress, seed_totals, thread_pool};
-use plan::{plan, Plan, PlanFile, Shard};
+use fdlab_scenarios::sweep_plan::{plan, Plan, PlanFile, Shard};
+use fdlab_scenarios::vary::parse_vary;
 use units::{Journal, Unit, JOURNAL, UNITS};
 
 /// Where a sweep writes unless `--out` says otherwise.
@@ -107,7 +106,7 @@ fn make_plan(args: &SweepArgs, scenario: &Scenario) -> Result<Plan, String> {
     let dims = args
         .vary
         .iter()
-        .map(|v| vary::parse_vary(v))
+        .map(|v| parse_vary(v))
         .collect::<Result<Vec<_>, _>>()?;
     if args.sample == Some(0) {
         return Err("--sample: must be at least 1".into());

@@ -11,7 +11,8 @@ use fdlab_reports::charts::sweep::{sweep_svg, SweepPoint};
 use fdlab_reports::metrics::{summarize_totals, DetectorSummary, RunTotals};
 use fdlab_reports::tables::{summary_metric_fields, SUMMARY_HEADER, SUMMARY_METRIC_COLUMNS};
 
-use super::plan::PlanFile;
+use fdlab_scenarios::sweep_plan::PlanFile;
+
 use super::units::Unit;
 
 pub const SWEEP_CSV: &str = "sweep.csv";
@@ -218,7 +219,7 @@ mod tests {
             seeds: 1,
             params: vec!["x".into()],
             points: (0..4)
-                .map(|i| super::super::plan::PointFile {
+                .map(|i| fdlab_scenarios::sweep_plan::PointFile {
                     name: format!("p{i}"),
                     values: vec![i.to_string()],
                 })

@@ -13,8 +13,8 @@
 //! nanoseconds, and numbers of a linear range are printed with the decimals
 //! of its notation (`0.8 + 3 × 0.01` is `0.83`, not `0.8300000000000001`).
 
+use crate::detector_spec::parse_arg_value;
 use fdlab_protocol::Nanos;
-use fdlab_scenarios::detector_spec::parse_arg_value;
 use toml::Value;
 
 /// Most values one `--vary` may expand to.

@@ -8,9 +8,9 @@
 
 use std::fmt::Write as _;
 
+use crate::detector_from_table;
+use crate::detector_spec::insert_dotted;
 use fdlab_protocol::KINDS;
-use fdlab_scenarios::detector_from_table;
-use fdlab_scenarios::detector_spec::insert_dotted;
 use fdlab_sim::scenario::{DetectorSetup, Scenario};
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use toml::{Table, Value};
 
-use super::vary::Dimension;
+use crate::vary::Dimension;
 
 /// Most points a sweep may have.
 pub const MAX_POINTS: usize = 100_000;
@@ -327,7 +327,7 @@ impl Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::vary::parse_vary;
+    use crate::vary::parse_vary;
 
     #[test]
     fn shards_partition_the_units() {
