@@ -49,6 +49,12 @@ impl DetectorConfig {
         }
     }
 
+    /// Checks every key once and keeps the result as a [`ValidConfig`].
+    pub fn validated(self) -> Result<ValidConfig, ConfigError> {
+        self.validate()?;
+        Ok(ValidConfig(self))
+    }
+
     /// Checks every key; the error names the first key that is out of range.
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self {
@@ -110,6 +116,32 @@ impl DetectorConfig {
             }
             _ => false,
         }
+    }
+}
+
+/// A [`DetectorConfig`] that passed [`DetectorConfig::validate`]: the only
+/// way to make one is [`DetectorConfig::validated`], so a host that holds one
+/// starts detectors from it ([`crate::Detector::start`]) without checking it
+/// again.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct ValidConfig(DetectorConfig);
+
+impl ValidConfig {
+    pub fn config(&self) -> &DetectorConfig {
+        &self.0
+    }
+
+    pub fn into_config(self) -> DetectorConfig {
+        self.0
+    }
+}
+
+impl std::ops::Deref for ValidConfig {
+    type Target = DetectorConfig;
+
+    fn deref(&self) -> &DetectorConfig {
+        &self.0
     }
 }
 

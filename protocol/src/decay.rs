@@ -181,6 +181,12 @@ impl DataflowDecay {
     /// is expected within `initial_interval * margin`.
     pub fn new(config: DataflowDecayConfig, now: Nanos) -> Result<DataflowDecay, ConfigError> {
         config.validate()?;
+        Ok(DataflowDecay::build(config, now))
+    }
+
+    /// [`DataflowDecay::new`] of a configuration already validated.
+    pub(crate) fn build(config: DataflowDecayConfig, now: Nanos) -> DataflowDecay {
+        debug_assert!(config.validate().is_ok());
         let est_interval = config.initial_interval.as_nanos_f64();
         let mut detector = DataflowDecay {
             start: now,
@@ -200,7 +206,7 @@ impl DataflowDecay {
         };
         detector.steps_from_full = detector.steps_to_change(1.0, Verdict::Alive);
         detector.expect_next_from(now);
-        Ok(detector)
+        detector
     }
 
     pub fn config(&self) -> &DataflowDecayConfig {

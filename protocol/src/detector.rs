@@ -112,7 +112,7 @@ pub trait FailureDetector {
     fn score(&self, now: Nanos) -> f64;
 }
 
-use crate::config::{ConfigError, DetectorConfig};
+use crate::config::{ConfigError, DetectorConfig, ValidConfig};
 use crate::decay::DataflowDecay;
 use crate::fixed::FixedTimeout;
 use crate::phi::PhiAccrual;
@@ -134,17 +134,29 @@ pub enum Detector {
 impl Detector {
     /// Validates `config` and starts monitoring at `now`.
     pub fn new(config: DetectorConfig, now: Nanos) -> Result<Detector, ConfigError> {
-        Ok(match config {
-            DetectorConfig::FixedTimeout(c) => Detector::FixedTimeout(FixedTimeout::new(c, now)?),
-            DetectorConfig::PhiAccrual(c) => Detector::PhiAccrual(PhiAccrual::new(c, now)?),
+        Ok(Detector::start(&config.validated()?, now))
+    }
+
+    /// Starts monitoring at `now` with a configuration validated once, when
+    /// it was loaded: a host that starts thousands of detectors from one
+    /// configuration checks it once, and never has to handle an error here.
+    pub fn start(config: &ValidConfig, now: Nanos) -> Detector {
+        Detector::build(config.config().clone(), now)
+    }
+
+    /// Builds a detector of a configuration known to be valid.
+    pub(crate) fn build(config: DetectorConfig, now: Nanos) -> Detector {
+        match config {
+            DetectorConfig::FixedTimeout(c) => Detector::FixedTimeout(FixedTimeout::build(c, now)),
+            DetectorConfig::PhiAccrual(c) => Detector::PhiAccrual(PhiAccrual::build(c, now)),
             DetectorConfig::AdaptiveProbe(c) => {
-                Detector::AdaptiveProbe(AdaptiveProbe::new(c, now)?)
+                Detector::AdaptiveProbe(AdaptiveProbe::build(c, now))
             }
             DetectorConfig::DataflowDecay(c) => {
-                Detector::DataflowDecay(DataflowDecay::new(c, now)?)
+                Detector::DataflowDecay(DataflowDecay::build(c, now))
             }
-            DetectorConfig::TwoStage(c) => Detector::TwoStage(TwoStage::new(c, now)?),
-        })
+            DetectorConfig::TwoStage(c) => Detector::TwoStage(TwoStage::build(c, now)),
+        }
     }
 }
 

@@ -73,13 +73,19 @@ impl FixedTimeout {
     /// Starts monitoring at `now`.
     pub fn new(config: FixedTimeoutConfig, now: Nanos) -> Result<FixedTimeout, ConfigError> {
         config.validate()?;
-        Ok(FixedTimeout {
+        Ok(FixedTimeout::build(config, now))
+    }
+
+    /// [`FixedTimeout::new`] of a configuration already validated.
+    pub(crate) fn build(config: FixedTimeoutConfig, now: Nanos) -> FixedTimeout {
+        debug_assert!(config.validate().is_ok());
+        FixedTimeout {
             config,
             start: now,
             last: now,
             now,
             verdict: Verdict::Alive,
-        })
+        }
     }
 
     pub fn config(&self) -> &FixedTimeoutConfig {

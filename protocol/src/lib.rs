@@ -3,7 +3,8 @@
 //! Nothing in this crate reads a clock, does IO, sleeps, spawns or draws random
 //! numbers: time and any jitter are inputs. Every detector implements
 //! [`FailureDetector`] (see [`detector`] for the driving contract) and is built
-//! from a validated [`DetectorConfig`] through [`Detector::new`].
+//! from a [`DetectorConfig`] through [`Detector::new`], or from one validated
+//! once ([`ValidConfig`]) through [`Detector::start`].
 //!
 //! | kind | module | source of the algorithm |
 //! |---|---|---|
@@ -24,7 +25,7 @@ pub mod two_stage;
 pub mod verdict;
 pub mod window;
 
-pub use config::{ConfigError, DetectorConfig, KINDS};
+pub use config::{ConfigError, DetectorConfig, ValidConfig, KINDS};
 pub use detector::{Detector, FailureDetector, Frame, ProbeId, ProbeOutcome, Transmit};
 pub use time::Nanos;
 pub use verdict::Verdict;

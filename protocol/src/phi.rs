@@ -217,14 +217,20 @@ impl PhiAccrual {
     /// Starts monitoring at `now` (phi accrual has nothing to do before the
     /// first heartbeat, so `now` is unused).
     pub fn new(config: PhiAccrualConfig, now: Nanos) -> Result<PhiAccrual, ConfigError> {
-        let _ = now;
         config.validate()?;
+        Ok(PhiAccrual::build(config, now))
+    }
+
+    /// [`PhiAccrual::new`] of a configuration already validated.
+    pub(crate) fn build(config: PhiAccrualConfig, now: Nanos) -> PhiAccrual {
+        let _ = now;
+        debug_assert!(config.validate().is_ok());
         let history = SampleWindow::new(config.max_sample_size);
         let failed_y = config.distribution.y_at_phi(config.threshold);
         let suspect_y = config
             .suspect_threshold
             .map(|t| config.distribution.y_at_phi(t));
-        Ok(PhiAccrual {
+        PhiAccrual {
             failed_y,
             suspect_y,
             config,
@@ -235,7 +241,7 @@ impl PhiAccrual {
             mean: 0.0,
             std_dev: 0.0,
             verdict: Verdict::Alive,
-        })
+        }
     }
 
     pub fn config(&self) -> &PhiAccrualConfig {

@@ -221,9 +221,15 @@ impl AdaptiveProbe {
     /// host calls `handle_start_probing`.
     pub fn new(config: AdaptiveProbeConfig, now: Nanos) -> Result<AdaptiveProbe, ConfigError> {
         config.validate()?;
+        Ok(AdaptiveProbe::build(config, now))
+    }
+
+    /// [`AdaptiveProbe::new`] of a configuration already validated.
+    pub(crate) fn build(config: AdaptiveProbeConfig, now: Nanos) -> AdaptiveProbe {
+        debug_assert!(config.validate().is_ok());
         let k = threshold_std_devs();
         let min_std_dev = config.initial_timeout.as_nanos_f64() / (2.0 * k);
-        Ok(AdaptiveProbe {
+        AdaptiveProbe {
             config,
             k,
             min_std_dev,
@@ -238,7 +244,7 @@ impl AdaptiveProbe {
             last_id: 0,
             transmit: None,
             now,
-        })
+        }
     }
 
     pub fn config(&self) -> &AdaptiveProbeConfig {

@@ -48,12 +48,17 @@ pub struct TwoStage {
 
 impl TwoStage {
     pub fn new(config: TwoStageConfig, now: Nanos) -> Result<TwoStage, ConfigError> {
-        let fast = Detector::new(*config.fast, now).map_err(|e| e.nested("fast"))?;
-        let confirm = Detector::new(*config.confirm, now).map_err(|e| e.nested("confirm"))?;
-        Ok(TwoStage {
-            fast: Box::new(fast),
-            confirm: Box::new(confirm),
-        })
+        config.validate()?;
+        Ok(TwoStage::build(config, now))
+    }
+
+    /// [`TwoStage::new`] of a configuration already validated.
+    pub(crate) fn build(config: TwoStageConfig, now: Nanos) -> TwoStage {
+        debug_assert!(config.validate().is_ok());
+        TwoStage {
+            fast: Box::new(Detector::build(*config.fast, now)),
+            confirm: Box::new(Detector::build(*config.confirm, now)),
+        }
     }
 
     pub fn fast(&self) -> &Detector {
