@@ -365,6 +365,7 @@ pub mod sim {
         DetectorSetup, Dist, Expect, Fault, FaultKind, MonitorCount, Network, Scenario, Topology,
         Workload,
     };
+    use fdlab_sim::valid::ValidScenario;
 
     fn setup(name: &str, config: DetectorConfig) -> DetectorSetup {
         DetectorSetup {
@@ -468,8 +469,7 @@ pub mod sim {
             let start = Instant::now();
             let mut events = 0;
             for seed in 1..=seeds {
-                let (outcome, _) =
-                    run(&scenario, u64::from(seed), false).map_err(|e| e.to_string())?;
+                let (outcome, _) = run(&scenario, u64::from(seed), false);
                 events += outcome.events;
             }
             let wall = start.elapsed().as_secs_f64();
@@ -520,7 +520,8 @@ pub mod sim {
         threads: usize,
         reps: usize,
     ) -> Result<(), String> {
-        let parts = part_count(scenario, 1).map_err(|e| e.to_string())?;
+        let scenario = &ValidScenario::new(scenario.clone()).map_err(|e| e.to_string())?;
+        let parts = part_count(scenario, 1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -529,9 +530,7 @@ pub mod sim {
         let mut events = 0;
         for _ in 0..reps.max(1) {
             let start = Instant::now();
-            let (outcome, _) = pool
-                .install(|| run(scenario, 1, false))
-                .map_err(|e| e.to_string())?;
+            let (outcome, _) = pool.install(|| run(scenario, 1, false));
             walls.push(start.elapsed().as_secs_f64());
             events = outcome.events;
         }

@@ -9,7 +9,7 @@ use fdlab_reports::atomic::write_file;
 use fdlab_reports::gate::{compare, entries, junit, markdown, Baseline, Tolerance};
 use fdlab_reports::metrics::scenario_metrics;
 use fdlab_scenarios::load_scenario;
-use fdlab_sim::scenario::Scenario;
+use fdlab_sim::valid::ValidScenario;
 
 use crate::simulate::{simulate, thread_pool};
 
@@ -41,7 +41,7 @@ pub struct CheckArgs {
 }
 
 /// The suite's scenario files, in name order.
-fn load_suite(dir: &Path) -> Result<Vec<Scenario>, String> {
+fn load_suite(dir: &Path) -> Result<Vec<ValidScenario>, String> {
     let listing = fs::read_dir(dir).map_err(|e| format!("--suite {}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = listing
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -54,7 +54,7 @@ fn load_suite(dir: &Path) -> Result<Vec<Scenario>, String> {
             dir.display()
         ));
     }
-    let scenarios: Vec<Scenario> = files
+    let scenarios: Vec<ValidScenario> = files
         .iter()
         .map(|f| load_scenario(f).map_err(|e| e.to_string()))
         .collect::<Result<_, _>>()?;

@@ -11,8 +11,9 @@ use fdlab_reports::report::{write_report, INDEX_HTML};
 use fdlab_reports::tables::terminal_table;
 use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
-use fdlab_sim::scenario::Scenario;
-use fdlab_sim::scores::{plan, ScoreSampler};
+use fdlab_sim::plan::RunPlan;
+use fdlab_sim::scores::ScoreSampler;
+use fdlab_sim::valid::ValidScenario;
 
 use crate::simulate::{simulate, thread_pool, Simulated};
 
@@ -82,7 +83,7 @@ fn parse_pair(text: &str) -> Result<(&str, &str), String> {
 
 pub fn run(args: &RunArgs) -> Result<(), String> {
     // Every input is checked before anything runs or is written.
-    let scenarios: Vec<Scenario> = if args.scenarios.is_empty() {
+    let scenarios: Vec<ValidScenario> = if args.scenarios.is_empty() {
         builtin()
             .iter()
             .map(|(name, _)| resolve(name).map_err(|e| e.to_string()))
@@ -127,7 +128,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
 pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
     // The pair is checked against this seed's layout before anything runs.
-    let planned = plan(&scenario, args.seed).map_err(|e| e.to_string())?;
+    let planned = RunPlan::build(&scenario, args.seed);
     let pair = match &args.pair {
         Some(text) => {
             let (m, t) = parse_pair(text)?;
@@ -141,8 +142,7 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     };
     let started = Instant::now();
     let mut sampler = ScoreSampler::new(pair, scenario.detectors.len(), scenario.duration);
-    let (outcome, records) =
-        engine::run_with_scores(&scenario, args.seed, &mut sampler).map_err(|e| e.to_string())?;
+    let (outcome, records) = engine::run_with_scores(&scenario, args.seed, &mut sampler);
     let wall = started.elapsed().as_secs_f64();
     let series = sampler.finish(outcome.duration);
     let records = records.unwrap_or_default();

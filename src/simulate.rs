@@ -11,7 +11,8 @@ use fdlab_reports::metrics::{
     run_metrics, summarize_totals, DetectorSummary, RunTotals, ScenarioResult,
 };
 use fdlab_sim::engine;
-use fdlab_sim::scenario::{DetectorSetup, Scenario};
+use fdlab_sim::scenario::DetectorSetup;
+use fdlab_sim::valid::ValidScenario;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
@@ -53,7 +54,7 @@ pub fn progress(len: u64, unit: &str) -> ProgressBar {
 /// Runs every scenario with `seeds` seeds (default: its own count) from
 /// `first_seed` on, in parallel; the results do not depend on the pool's size.
 pub fn simulate(
-    scenarios: &[Scenario],
+    scenarios: &[ValidScenario],
     seeds: Option<u32>,
     first_seed: u64,
     pool: &rayon::ThreadPool,
@@ -74,13 +75,12 @@ pub fn simulate(
     let outcomes = pool.install(|| {
         jobs.par_iter()
             .map(|&(i, seed)| {
-                let outcome = engine::run(&scenarios[i], seed, false).map(|(outcome, _)| outcome);
+                let (outcome, _) = engine::run(&scenarios[i], seed, false);
                 bar.inc(1);
                 outcome
             })
-            .collect::<Result<Vec<_>, _>>()
+            .collect::<Vec<_>>()
     });
-    let outcomes = outcomes.map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
     let events = outcomes.iter().map(|o| o.events).sum();
@@ -103,47 +103,39 @@ pub fn simulate(
     })
 }
 
-/// Simulates one seed with `setups` as the scenario's detectors, and
-/// returns each one's totals, in order.
-pub fn seed_totals(
-    scenario: &Scenario,
-    setups: Vec<DetectorSetup>,
-    seed: u64,
-) -> Result<Vec<RunTotals>, String> {
-    let mut s = scenario.clone();
-    s.detectors = setups;
-    let (outcome, _) = engine::run(&s, seed, false).map_err(|e| e.to_string())?;
-    Ok(run_metrics(&outcome)
+/// Simulates one seed of `scenario` and returns each detector's totals, in
+/// order.
+pub fn seed_totals(scenario: &ValidScenario, seed: u64) -> Vec<RunTotals> {
+    let (outcome, _) = engine::run(scenario, seed, false);
+    run_metrics(&outcome)
         .detectors
         .iter()
         .map(|d| d.totals())
-        .collect())
+        .collect()
 }
 
 /// Every setup's summary over `seeds`, each seed simulated once for all of
 /// them, seeds in parallel on `pool`.
 pub fn simulate_points(
-    scenario: &Scenario,
+    scenario: &ValidScenario,
     setups: &[DetectorSetup],
     seeds: &[u64],
     pool: &rayon::ThreadPool,
 ) -> Result<Vec<DetectorSummary>, String> {
-    let mut probe = scenario.clone();
-    probe.detectors = setups.to_vec();
-    probe
-        .validate()
+    let points = scenario
+        .with_detectors(setups.to_vec())
         .map_err(|e| format!("{} settings together: {e}", setups.len()))?;
     let bar = progress(seeds.len() as u64, "seeds");
     let per_seed: Vec<Vec<RunTotals>> = pool.install(|| {
         seeds
             .par_iter()
             .map(|&seed| {
-                let totals = seed_totals(scenario, setups.to_vec(), seed);
+                let totals = seed_totals(&points, seed);
                 bar.inc(1);
                 totals
             })
-            .collect::<Result<_, _>>()
-    })?;
+            .collect()
+    });
     bar.finish_and_clear();
     Ok(setups
         .iter()

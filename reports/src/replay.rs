@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
-use fdlab_sim::engine::TraceRecord;
+use fdlab_sim::engine::LogRecord;
 use fdlab_sim::outcome::RunOutcome;
 use sha2::{Digest, Sha256};
 
@@ -30,7 +30,7 @@ pub const TRACE_HEADER: [&str; 6] = ["time_ms", "event", "node", "peer", "detect
 pub fn write_trace(
     out: &mut dyn Write,
     outcome: &RunOutcome,
-    records: &[TraceRecord],
+    records: &[LogRecord],
 ) -> io::Result<()> {
     let mut csv = csv::Writer::from_writer(out);
     csv.write_record(TRACE_HEADER)?;
@@ -57,7 +57,7 @@ pub fn write_trace(
 }
 
 /// The trace as CSV bytes and their SHA-256 (hex).
-pub fn trace_bytes(outcome: &RunOutcome, records: &[TraceRecord]) -> io::Result<(Vec<u8>, String)> {
+pub fn trace_bytes(outcome: &RunOutcome, records: &[LogRecord]) -> io::Result<(Vec<u8>, String)> {
     let mut bytes = Vec::new();
     write_trace(&mut bytes, outcome, records)?;
     let digest = Sha256::digest(&bytes);
@@ -69,7 +69,7 @@ pub fn trace_bytes(outcome: &RunOutcome, records: &[TraceRecord]) -> io::Result<
 pub fn write_trace_file(
     dir: &Path,
     outcome: &RunOutcome,
-    records: &[TraceRecord],
+    records: &[LogRecord],
 ) -> io::Result<String> {
     let (bytes, digest) = trace_bytes(outcome, records)?;
     std::fs::create_dir_all(dir)?;

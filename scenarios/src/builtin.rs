@@ -4,7 +4,7 @@
 //! `phi-akka`, `phi-100ms`, `probe-orleans`, and `decay` where data frames
 //! flow) under one kind of trouble.
 
-use fdlab_sim::scenario::Scenario;
+use fdlab_sim::valid::ValidScenario;
 
 use crate::scenario_file::{parse_scenario, ScenarioFileError};
 
@@ -67,7 +67,7 @@ pub fn builtin() -> &'static [(&'static str, &'static str)] {
 
 /// The built-in scenario `name`, parsed and validated; `None` if there is no
 /// such scenario. Errors name the file as `builtin/NAME.toml`.
-pub fn builtin_scenario(name: &str) -> Option<Result<Scenario, ScenarioFileError>> {
+pub fn builtin_scenario(name: &str) -> Option<Result<ValidScenario, ScenarioFileError>> {
     BUILTIN
         .iter()
         .find(|(n, _)| *n == name)
@@ -75,14 +75,14 @@ pub fn builtin_scenario(name: &str) -> Option<Result<Scenario, ScenarioFileError
 }
 
 /// Every built-in scenario, in order: the standard suite.
-pub fn builtin_suite() -> Result<Vec<Scenario>, ScenarioFileError> {
+pub fn builtin_suite() -> Result<Vec<ValidScenario>, ScenarioFileError> {
     BUILTIN
         .iter()
         .map(|(name, text)| parse(name, text))
         .collect()
 }
 
-fn parse(name: &str, text: &str) -> Result<Scenario, ScenarioFileError> {
+fn parse(name: &str, text: &str) -> Result<ValidScenario, ScenarioFileError> {
     parse_scenario(&format!("builtin/{name}.toml"), text, None)
 }
 

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::Path;
 
-use fdlab_sim::scenario::Scenario;
+use fdlab_sim::valid::ValidScenario;
 
 use crate::builtin::builtin_scenario;
 use crate::scenario_file::{load_scenario, ScenarioFileError};
@@ -41,7 +41,7 @@ impl std::error::Error for ResolveError {}
 /// argument ends in `.toml` (so a mistyped file name is reported as a file
 /// that cannot be read, not as an unknown built-in), otherwise the built-in
 /// scenario of that name.
-pub fn resolve(arg: &str) -> Result<Scenario, ResolveError> {
+pub fn resolve(arg: &str) -> Result<ValidScenario, ResolveError> {
     let path = Path::new(arg);
     if path.exists() || arg.ends_with(".toml") {
         return load_scenario(path).map_err(ResolveError::Invalid);

@@ -46,6 +46,7 @@ use fdlab_protocol::Nanos;
 use fdlab_sim::scenario::{
     ClockSetup, DetectorSetup, Dist, Fault, Network, RandomFaults, Scenario, Topology, Workload,
 };
+use fdlab_sim::valid::ValidScenario;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use toml::de::{DeTable, DeValue};
@@ -107,7 +108,7 @@ impl std::error::Error for ScenarioFileError {}
 
 /// Reads and validates the scenario file at `path`. Empirical distributions'
 /// CSV files are looked up next to it.
-pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioFileError> {
+pub fn load_scenario(path: &Path) -> Result<ValidScenario, ScenarioFileError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioFileError {
         file: file.clone(),
@@ -126,7 +127,7 @@ pub fn parse_scenario(
     file: &str,
     text: &str,
     base_dir: Option<&Path>,
-) -> Result<Scenario, ScenarioFileError> {
+) -> Result<ValidScenario, ScenarioFileError> {
     let spanned = DeTable::parse(text).map_err(|e| toml_error(file, text, &e))?;
     let doc = Doc::new(file, text, spanned.get_ref());
     let root: Table = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
@@ -205,10 +206,7 @@ pub fn parse_scenario(
         clocks,
     };
     load_empirical(&doc, &mut scenario, base_dir)?;
-    scenario
-        .validate()
-        .map_err(|e| doc.error(&e.path, e.problem))?;
-    Ok(scenario)
+    ValidScenario::new(scenario).map_err(|e| doc.error(&e.path, e.problem))
 }
 
 /// The stem of `file` (`crash.toml` -> `crash`).

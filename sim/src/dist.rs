@@ -368,7 +368,7 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::{Purpose, Streams};
+    use crate::rng::Streams;
 
     #[test]
     fn the_normal_quantile_matches_known_points() {
@@ -425,7 +425,7 @@ mod tests {
 
     #[test]
     fn samples_have_their_distribution_s_moments() {
-        let mut rng = Streams::new(5).stream(Purpose::Workload, &[3]);
+        let mut rng = Streams::new(5).service(3);
         let n = 200_000;
         let normal = QuantileTable::standard_normal();
         let z: Vec<f64> = (0..n).map(|_| normal.sample(&mut rng)).collect();
@@ -464,7 +464,7 @@ mod tests {
             max: Nanos::from_millis(20),
         });
         let draw = || {
-            let mut rng = Streams::new(3).stream(Purpose::Workload, &[1]);
+            let mut rng = Streams::new(3).service(1);
             (0..1000).map(|_| d.sample(&mut rng)).collect::<Vec<_>>()
         };
         let a = draw();
@@ -476,7 +476,7 @@ mod tests {
             mean: Nanos::from_millis(1),
             std_dev: Nanos::from_millis(5),
         });
-        let mut rng = Streams::new(3).stream(Purpose::Workload, &[2]);
+        let mut rng = Streams::new(3).service(2);
         let mean = (0..10_000)
             .map(|_| n.sample(&mut rng).as_millis_f64())
             .sum::<f64>()
@@ -498,7 +498,7 @@ mod tests {
             }),
         ];
         for sampler in fixed {
-            let mut rng = Streams::new(4).stream(Purpose::Workload, &[1]);
+            let mut rng = Streams::new(4).service(1);
             let mut untouched = rng.clone();
             assert_eq!(sampler.sample(&mut rng), Nanos::from_millis(3));
             assert_eq!(rng.random::<u64>(), untouched.random::<u64>());

@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::dist::{exponential, Sampler};
 use crate::outcome::{FaultRecord, MustDetect, Window};
-use crate::rng::{Purpose, Streams};
+use crate::rng::Streams;
 use crate::scenario::{
     Direction, Expect, Fault, FaultKind, PartitionMode, PartitionShape, RandomFaults, Scenario,
 };
@@ -187,7 +187,7 @@ pub struct Schedule {
 impl Schedule {
     /// Resolves the scenario's faults for one seed. `names` are the node names
     /// in index order.
-    pub fn resolve(scenario: &Scenario, names: &[String], streams: &Streams) -> Schedule {
+    pub(crate) fn resolve(scenario: &Scenario, names: &[String], streams: &Streams) -> Schedule {
         let index = |name: &Option<String>| -> Option<u32> {
             let name = name.as_deref()?;
             names.iter().position(|n| n == name).map(|i| i as u32)
@@ -195,7 +195,7 @@ impl Schedule {
         let end = scenario.duration;
         let mut s = Schedule::default();
         for (i, fault) in scenario.faults.iter().enumerate() {
-            let mut rng = streams.stream(Purpose::Fault, &[i as u64]);
+            let mut rng = streams.fault(i);
             let start = match (fault.at, fault.window) {
                 (Some(at), _) => at,
                 (None, Some([a, b])) if b > a => {
@@ -418,7 +418,7 @@ impl Schedule {
         }
         let lengths = r.duration.as_ref().map(Sampler::new);
         for (n, name) in names.iter().enumerate() {
-            let mut rng = streams.stream(Purpose::RandomFault, &[i as u64, n as u64]);
+            let mut rng = streams.random_fault(i, n);
             let mut t = 0.0f64;
             loop {
                 t += exponential(&mut rng, mean_gap_s);

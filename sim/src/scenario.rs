@@ -1,12 +1,13 @@
 //! The simulated world a run is built from: topology, network, workload,
 //! detectors and faults. These are the keys of a scenario file (§4 of the spec);
 //! reading and validating files lives in the `scenarios` crate, which fills
-//! these types and then calls [`Scenario::validate`] for the checks that need
-//! the whole scenario (node names, ranges).
+//! these types and then makes a [`crate::valid::ValidScenario`] of them, which
+//! runs [`Scenario::validate`] (the checks that need the whole scenario: node
+//! names, ranges) once.
 
 use std::fmt;
 
-use fdlab_protocol::{DetectorConfig, Nanos};
+use fdlab_protocol::{DetectorConfig, Nanos, ValidConfig};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// One scenario: everything that, with a seed, determines a run.
@@ -540,6 +541,12 @@ impl Scenario {
     /// Checks everything that needs the whole scenario: node names exist, each
     /// fault has the keys its kind needs and none it does not, ranges.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        self.checked_configs().map(|_| ())
+    }
+
+    /// [`Scenario::validate`], keeping each detector's configuration as the
+    /// [`ValidConfig`] its checks made (see [`crate::valid::ValidScenario`]).
+    pub(crate) fn checked_configs(&self) -> Result<Vec<ValidConfig>, ScenarioError> {
         check(
             !self.duration.is_zero(),
             || "duration".into(),
@@ -591,6 +598,7 @@ impl Scenario {
             || "detectors".into(),
             "a scenario needs at least one [[detectors]] table",
         )?;
+        let mut configs = Vec::with_capacity(self.detectors.len());
         for (i, d) in self.detectors.iter().enumerate() {
             check(
                 !d.name.trim().is_empty(),
@@ -602,9 +610,11 @@ impl Scenario {
                 || format!("detectors[{i}].name"),
                 &format!("`{}` is used by another detector", d.name),
             )?;
-            d.config
-                .validate()
-                .map_err(|e| ScenarioError::new(format!("detectors[{i}].{}", e.key), e.problem))?;
+            let valid =
+                d.config.clone().validated().map_err(|e| {
+                    ScenarioError::new(format!("detectors[{i}].{}", e.key), e.problem)
+                })?;
+            configs.push(valid);
             check(
                 !(d.config.uses_data_stream()
                     && d.config.heartbeat_interval().is_none()
@@ -697,7 +707,7 @@ impl Scenario {
                 "must be between -0.5 and 0.5",
             )?;
         }
-        Ok(())
+        Ok(configs)
     }
 }
 

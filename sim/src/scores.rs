@@ -1,6 +1,6 @@
 //! Detector scores over time for one monitored pair, for the timeline plot of
-//! `fdlab replay`; and the plan of a run (its pairs and faults) known before it
-//! runs, so that a replay can check and choose the pair to draw first.
+//! `fdlab replay` (which picks the pair from the run's
+//! [`crate::plan::RunPlan`] before it runs).
 //!
 //! The engine hands the sampler every detector of the chosen pair after each
 //! input it applied ([`ScoreSampler::observe`]); nothing else changes a
@@ -11,16 +11,11 @@
 //! the instant itself (the value just before the input: phi's peak before a
 //! heartbeat resets it). The curve is thus exact at every grid point and every
 //! input, with no extra simulation events, and only in replays: a run without
-//! a sampler pays one `None` check per verdict recording.
+//! a sampler pays nothing (the engine's observer is a type parameter).
 
 use fdlab_protocol::{Detector, FailureDetector, Nanos};
 
 use crate::clock::Clock;
-use crate::faults::Schedule;
-use crate::outcome::{FaultRecord, MustDetect};
-use crate::rng::Streams;
-use crate::scenario::{Scenario, ScenarioError};
-use crate::topology::Layout;
 
 /// Grid points per run: about one per pixel column of a wide chart.
 pub const GRID_POINTS: u64 = 2_000;
@@ -129,99 +124,6 @@ fn grid(samples: &mut Vec<(Nanos, f64)>, old: &Snapshot, step: Nanos, until: Nan
         let at = Nanos(t);
         samples.push((at, old.detector.score(old.clock.local(at))));
         t = t.saturating_add(step);
-    }
-}
-
-/// What a run of a scenario with a seed will look like, before it runs: the
-/// same layout and fault schedule the engine builds (same seed, same streams).
-#[derive(Clone, Debug)]
-pub struct RunPlan {
-    pub nodes: Vec<String>,
-    /// Monitored pairs `(monitor, target)`, sorted, as in the outcome.
-    pub pairs: Vec<(u32, u32)>,
-    pub faults: Vec<FaultRecord>,
-    schedule: Schedule,
-}
-
-/// The plan of the run of `scenario` with `seed`; the scenario is validated
-/// first, as [`crate::engine::run`] does.
-pub fn plan(scenario: &Scenario, seed: u64) -> Result<RunPlan, ScenarioError> {
-    scenario.validate()?;
-    let streams = Streams::new(seed);
-    let layout = Layout::build(&scenario.topology, &streams);
-    let schedule = Schedule::resolve(scenario, &layout.nodes, &streams);
-    Ok(RunPlan {
-        nodes: layout.nodes,
-        pairs: layout.pairs,
-        faults: schedule.records.clone(),
-        schedule,
-    })
-}
-
-impl RunPlan {
-    /// When `monitor` must declare `target` Failed in this run.
-    pub fn must_detect(&self, monitor: u32, target: u32) -> Vec<MustDetect> {
-        self.schedule.must_detect(monitor, target)
-    }
-
-    /// The first pair affected by a fault: faults are taken by onset (ties in
-    /// scenario order); for each, the first pair that must detect it, else the
-    /// first pair whose target it hits, else the first whose monitor it hits.
-    /// Without any such fault, the first pair. `None` if there is no pair.
-    pub fn default_pair(&self) -> Option<(u32, u32)> {
-        let mut order: Vec<usize> = (0..self.faults.len()).collect();
-        order.sort_by_key(|&i| self.faults[i].window.start);
-        let detects: Vec<Vec<MustDetect>> = self
-            .pairs
-            .iter()
-            .map(|&(m, t)| self.must_detect(m, t))
-            .collect();
-        for i in order {
-            let fault = &self.faults[i];
-            let must = self
-                .pairs
-                .iter()
-                .zip(&detects)
-                .find(|(_, d)| d.iter().any(|x| x.fault == i))
-                .map(|(p, _)| *p);
-            let target = || self.pairs.iter().find(|p| Some(p.1) == fault.node).copied();
-            let monitor = || self.pairs.iter().find(|p| Some(p.0) == fault.node).copied();
-            if let Some(pair) = must.or_else(target).or_else(monitor) {
-                return Some(pair);
-            }
-        }
-        self.pairs.first().copied()
-    }
-
-    /// The pair `monitor,target` named by node names; the error says what is
-    /// wrong (an unknown node, or not a monitored pair, with the targets that
-    /// monitor does watch).
-    pub fn find_pair(&self, monitor: &str, target: &str) -> Result<(u32, u32), String> {
-        let index = |name: &str| -> Result<u32, String> {
-            self.nodes
-                .iter()
-                .position(|n| n == name)
-                .map(|i| i as u32)
-                .ok_or_else(|| format!("unknown node `{name}` (nodes: {})", self.nodes.join(", ")))
-        };
-        let (m, t) = (index(monitor)?, index(target)?);
-        if self.pairs.binary_search(&(m, t)).is_ok() {
-            return Ok((m, t));
-        }
-        let watched: Vec<&str> = self
-            .pairs
-            .iter()
-            .filter(|p| p.0 == m)
-            .map(|p| self.nodes[p.1 as usize].as_str())
-            .collect();
-        Err(if watched.is_empty() {
-            format!("`{monitor}` monitors no node in this run")
-        } else {
-            format!(
-                "`{monitor}` does not monitor `{target}` in this run (it monitors {})",
-                watched.join(", ")
-            )
-        })
     }
 }
 

@@ -2,7 +2,7 @@
 
 use rand::RngExt;
 
-use crate::rng::{splitmix64, Purpose, Streams};
+use crate::rng::{splitmix64, Streams};
 use crate::scenario::{MonitorCount, Topology};
 
 /// A data link of a dataflow topology: `from` sends frames to `to`.
@@ -25,7 +25,7 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn build(topology: &Topology, streams: &Streams) -> Layout {
+    pub(crate) fn build(topology: &Topology, streams: &Streams) -> Layout {
         let nodes = topology.node_names();
         match topology {
             Topology::Mesh {
@@ -84,7 +84,7 @@ impl Layout {
 /// next node on the ring that it does not monitor yet), as Orleans spreads
 /// monitoring over several rings so that no two nodes share all their monitors.
 fn ring_pairs(n: u32, k: u32, streams: &Streams) -> Vec<(u32, u32)> {
-    let mut rng = streams.stream(Purpose::Topology, &[]);
+    let mut rng = streams.topology();
     let mut pairs = Vec::with_capacity((n * k) as usize);
     let rings: Vec<Vec<u32>> = (0..k)
         .map(|_| {

@@ -22,7 +22,7 @@
 //!   verdict) are measured over the span from the first to the last arrival.
 //! - **Detection time by cuts.** `cuts` crash instants are drawn uniformly in
 //!   `[first arrival, last arrival)` from a ChaCha stream of the seed
-//!   ([`Purpose::TraceCuts`]). For a cut `c` the detector has seen exactly the
+//!   (its own stream, `Streams::trace_cuts`). For a cut `c` the detector has seen exactly the
 //!   heartbeats at or before `c` (and fired its timers up to `c`); then it gets
 //!   no input, only its own timers, until its verdict is Failed: T_D = that
 //!   instant − `c` (zero if it is already Failed at `c`). With no input a
@@ -46,7 +46,7 @@ use fdlab_protocol::time::NANOS_PER_HOUR;
 use fdlab_protocol::{ConfigError, Detector, DetectorConfig, FailureDetector, Nanos, Verdict};
 use rand::RngExt;
 
-use crate::rng::{Purpose, Streams};
+use crate::rng::Streams;
 use crate::stats::{mean_nanos, nearest_rank, DurationStats};
 use crate::trace::fire_due_timers_observed;
 
@@ -192,7 +192,7 @@ pub fn evaluate(
 
 /// `count` crash instants uniform in `[start, end)`, sorted.
 pub fn draw_cuts(start: Nanos, end: Nanos, count: usize, seed: u64) -> Vec<Nanos> {
-    let mut rng = Streams::new(seed).stream(Purpose::TraceCuts, &[]);
+    let mut rng = Streams::new(seed).trace_cuts();
     let span = (end - start).as_nanos().max(1);
     let mut cuts: Vec<Nanos> = (0..count)
         .map(|_| start + Nanos(rng.random_range(0..span)))

@@ -260,13 +260,13 @@ proptest! {
     #[test]
     fn random_scenarios_are_deterministic_and_never_panic(s in scenario(), seed in any::<u64>()) {
         prop_assume!(s.validate().is_ok());
-        let (a, ta) = run(&s, seed, true).unwrap();
-        let (b, tb) = run(&s, seed, true).unwrap();
+        let (a, ta) = run(&valid(&s), seed, true);
+        let (b, tb) = run(&valid(&s), seed, true);
         prop_assert_eq!(&a, &b);
         prop_assert_eq!(ta, tb);
         // An untraced run may be split into parts simulated on their own
         // (see `engine::run`): it must give exactly the traced run's outcome.
-        let (c, tc) = run(&s, seed, false).unwrap();
+        let (c, tc) = run(&valid(&s), seed, false);
         prop_assert!(tc.is_none());
         prop_assert_eq!(&a, &c);
         // Timelines are in time order and alternate.
@@ -333,13 +333,10 @@ fn a_split_mesh_run_equals_the_single_pass() {
         }],
     };
     s.validate().unwrap();
-    assert!(
-        part_count(&s, 3).unwrap() > 2,
-        "the test must split the run"
-    );
-    let (whole, trace) = run(&s, 3, true).unwrap();
+    assert!(part_count(&valid(&s), 3) > 2, "the test must split the run");
+    let (whole, trace) = run(&valid(&s), 3, true);
     assert!(trace.is_some());
-    let (split, _) = run(&s, 3, false).unwrap();
+    let (split, _) = run(&valid(&s), 3, false);
     for (a, b) in whole.pairs.iter().zip(&split.pairs) {
         assert_eq!(a, b);
     }
@@ -358,20 +355,22 @@ proptest! {
     #[test]
     fn score_sampling_is_invisible_and_the_plan_matches(s in scenario(), seed in any::<u64>()) {
         use fdlab_sim::engine::run_with_scores;
-        use fdlab_sim::scores::{plan, ScoreSampler};
+        use fdlab_sim::plan::RunPlan;
+        use fdlab_sim::scores::ScoreSampler;
         prop_assume!(s.validate().is_ok());
-        let (a, ta) = run(&s, seed, true).unwrap();
-        let p = plan(&s, seed).unwrap();
+        let v = valid(&s);
+        let (a, ta) = run(&v, seed, true);
+        let p = RunPlan::build(&v, seed);
         let pairs: Vec<(u32, u32)> = a.pairs.iter().map(|x| (x.monitor, x.target)).collect();
-        prop_assert_eq!(&p.pairs, &pairs);
-        prop_assert_eq!(&p.faults, &a.faults);
-        prop_assert_eq!(&p.nodes, &a.nodes);
+        prop_assert_eq!(p.pairs(), &pairs[..]);
+        prop_assert_eq!(p.faults(), &a.faults[..]);
+        prop_assert_eq!(p.nodes(), &a.nodes[..]);
         for x in &a.pairs {
             prop_assert_eq!(&p.must_detect(x.monitor, x.target), &x.must_detect);
         }
         let Some(pair) = p.default_pair() else { return Ok(()); };
         let mut sampler = ScoreSampler::new(pair, s.detectors.len(), s.duration);
-        let (b, tb) = run_with_scores(&s, seed, &mut sampler).unwrap();
+        let (b, tb) = run_with_scores(&valid(&s), seed, &mut sampler);
         prop_assert_eq!(&a, &b);
         prop_assert_eq!(ta, tb);
         let series = sampler.finish(s.duration);
@@ -382,4 +381,9 @@ proptest! {
             prop_assert!(one.samples.iter().all(|&(t, _)| t <= s.duration));
         }
     }
+}
+
+/// The scenario, validated (every scenario a test runs must be valid).
+fn valid(s: &fdlab_sim::scenario::Scenario) -> fdlab_sim::valid::ValidScenario {
+    fdlab_sim::valid::ValidScenario::new(s.clone()).expect("a valid test scenario")
 }

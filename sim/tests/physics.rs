@@ -78,7 +78,7 @@ fn a_crash_is_detected_between_2_and_3_01_seconds_after() {
         vec![fault(FaultKind::Crash, "n1", crash_at, None)],
     );
     for seed in 0..20 {
-        let (out, _) = run(&scenario, seed, false).unwrap();
+        let (out, _) = run(&valid(&scenario), seed, false);
         let changes = timeline(&out, 0, 1, 0);
         assert_eq!(
             changes.len(),
@@ -115,7 +115,7 @@ fn a_500ms_pause_fools_a_200ms_timeout_but_not_a_3s_one() {
         vec![fault(FaultKind::Pause, "n1", 20_000, Some(500))],
     );
     for seed in 0..10 {
-        let (out, _) = run(&scenario, seed, false).unwrap();
+        let (out, _) = run(&valid(&scenario), seed, false);
         let tight = timeline(&out, 0, 1, 0);
         assert_eq!(
             tight.len(),
@@ -147,11 +147,11 @@ fn the_run_is_deterministic_and_seeds_differ() {
             fault(FaultKind::Pause, "n1", 20_000, Some(2_000)),
         ],
     );
-    let (a, ta) = run(&scenario, 7, true).unwrap();
-    let (b, tb) = run(&scenario, 7, true).unwrap();
+    let (a, ta) = run(&valid(&scenario), 7, true);
+    let (b, tb) = run(&valid(&scenario), 7, true);
     assert_eq!(a, b);
     assert_eq!(ta, tb);
-    let (c, _) = run(&scenario, 8, false).unwrap();
+    let (c, _) = run(&valid(&scenario), 8, false);
     assert_ne!(a.pairs, c.pairs, "another seed, other phases");
 }
 
@@ -175,8 +175,8 @@ fn adding_a_detector_changes_no_other_draw() {
         let mut with_two = with_one.clone();
         with_two.detectors.insert(0, fixed("b", 70, 250));
         with_two.detectors.push(fixed("c", 100, 200));
-        let (one, _) = run(&with_one, 3, false).unwrap();
-        let (two, _) = run(&with_two, 3, false).unwrap();
+        let (one, _) = run(&valid(&with_one), 3, false);
+        let (two, _) = run(&valid(&with_two), 3, false);
         for (p1, p2) in one.pairs.iter().zip(&two.pairs) {
             assert_eq!(p1.detectors[0], p2.detectors[1]);
         }
@@ -208,8 +208,8 @@ fn a_deadline_meeting_an_arrival_does_not_depend_on_other_detectors() {
     let mut shared = alone.clone();
     shared.detectors.push(just_short("b", ms(99)));
     for seed in 1..=3 {
-        let (one, _) = run(&alone, seed, false).unwrap();
-        let (two, _) = run(&shared, seed, false).unwrap();
+        let (one, _) = run(&valid(&alone), seed, false);
+        let (two, _) = run(&valid(&shared), seed, false);
         for (p1, p2) in one.pairs.iter().zip(&two.pairs) {
             assert_eq!(p1.detectors[0], p2.detectors[0]);
             assert!(
@@ -263,7 +263,7 @@ fn a_holding_partition_delivers_everything_in_order_after_the_heal() {
         ..Default::default()
     };
     let scenario = pipeline(Channel::Data, vec![partition]);
-    let (out, trace) = run(&scenario, 1, true).unwrap();
+    let (out, trace) = run(&valid(&scenario), 1, true);
     let trace = trace.unwrap();
     // Deliveries on the data link, in order: frames before the cut, none
     // during it, then the held backlog right after the heal.
@@ -310,7 +310,7 @@ fn a_clock_step_on_a_monitor_fools_a_fixed_timeout() {
     step.offset = Some(fdlab_sim::scenario::SignedNanos(2_500_000_000));
     let scenario = mesh(2, vec![fixed("fixed-3s", 1000, 3000)], vec![step]);
     for seed in 0..20 {
-        let (out, _) = run(&scenario, seed, false).unwrap();
+        let (out, _) = run(&valid(&scenario), seed, false);
         // A +2.5 s jump makes the last heartbeat look 2.5 s older: n0 declares
         // n1 Failed as soon as that heartbeat is 0.5 s old (at once if it is
         // already), and the next heartbeat, due within 1 s, brings it back.
@@ -336,7 +336,7 @@ fn a_starved_node_falls_behind_with_its_heartbeats() {
     let mut degrade = fault(FaultKind::Degrade, "n1", 20_000, Some(20_000));
     degrade.slowdown = Some(ms(1_500));
     let scenario = mesh(2, vec![fixed("fixed-3s", 1000, 3000)], vec![degrade]);
-    let (out, _) = run(&scenario, 1, false).unwrap();
+    let (out, _) = run(&valid(&scenario), 1, false);
     // n1 spends 1.5 s on every event it handles: its heartbeat timer and the
     // heartbeats it receives queue up, and its heartbeats leave > 3 s apart.
     let changes = timeline(&out, 0, 1, 0);
@@ -352,7 +352,7 @@ fn a_starved_node_falls_behind_with_its_heartbeats() {
         "recovers after"
     );
     let undisturbed = mesh(2, vec![fixed("fixed-3s", 1000, 3000)], Vec::new());
-    let (out, _) = run(&undisturbed, 1, false).unwrap();
+    let (out, _) = run(&valid(&undisturbed), 1, false);
     assert!(timeline(&out, 0, 1, 0).is_empty());
 }
 
@@ -364,7 +364,7 @@ fn detectors_with_the_same_interval_share_heartbeats_and_each_counts_them() {
     };
     let mut scenario = mesh(2, vec![fixed("fixed-3s", 1000, 3000), phi], Vec::new());
     scenario.network.loss = 0.2;
-    let (out, trace) = run(&scenario, 5, true).unwrap();
+    let (out, trace) = run(&valid(&scenario), 5, true);
     let trace = trace.unwrap();
     let pair = &out.pairs[0];
     // One message on the wire per heartbeat, counted as overhead of each.
@@ -413,4 +413,9 @@ fn a_data_stream_detector_on_a_mesh_is_refused() {
     );
     s.topology = fdlab_sim::scenario::Topology::Dataflow { layers: vec![1, 1] };
     assert!(s.validate().is_ok());
+}
+
+/// The scenario, validated (every scenario a test runs must be valid).
+fn valid(s: &fdlab_sim::scenario::Scenario) -> fdlab_sim::valid::ValidScenario {
+    fdlab_sim::valid::ValidScenario::new(s.clone()).expect("a valid test scenario")
 }

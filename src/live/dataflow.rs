@@ -38,10 +38,8 @@ use fdlab_driver::tokio_io::TokioClock;
 use fdlab_driver::{Clock, Transport};
 use fdlab_protocol::{Frame, Nanos};
 use fdlab_sim::dist::Sampler;
-use fdlab_sim::faults::Schedule;
-use fdlab_sim::rng::{Purpose, Streams};
-use fdlab_sim::scenario::Scenario;
-use fdlab_sim::topology::Layout;
+use fdlab_sim::plan::RunPlan;
+use fdlab_sim::topology::{DataLink, Layout};
 use rand_chacha::ChaCha8Rng;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -99,15 +97,14 @@ impl Stage {
     #[allow(clippy::too_many_arguments)]
     pub fn start(
         &self,
-        scenario: &Scenario,
-        schedule: &Schedule,
-        streams: &Streams,
+        plan: &RunPlan<'_>,
         clock: TokioClock,
         listener: TcpListener,
         udp: &[SocketAddr],
         tcp: &[SocketAddr],
         deliver: mpsc::UnboundedSender<Delivery>,
     ) {
+        let (scenario, schedule) = (plan.scenario(), plan.schedule());
         let workload = &scenario.workload;
         let link = LinkParams {
             idle: workload.idle_frame_interval,
@@ -115,7 +112,7 @@ impl Stage {
         };
         let buffer = scenario.network.send_buffer.max(1) as usize;
         let nodes: Vec<u32> = (0..udp.len() as u32).collect();
-        let plan = super::links::link_plan(schedule, 0.0, self.me, &nodes);
+        let faults = super::links::link_plan(schedule, 0.0, self.me, &nodes);
         let mut outputs = Vec::new();
         for (k, &to) in self.downstreams.iter().enumerate() {
             let (data_tx, data_rx) = mpsc::channel(buffer);
@@ -127,7 +124,7 @@ impl Stage {
                 tcp[to as usize],
                 wire,
                 clock,
-                (link, LinkFaults::new(&plan.windows, to)),
+                (link, LinkFaults::new(&faults.windows, to)),
                 sent,
             ));
             let out = LinkOut {
@@ -136,7 +133,7 @@ impl Stage {
                 capacity: buffer,
             };
             if self.source {
-                let rng = streams.stream(Purpose::Workload, &[u64::from(self.me), u64::from(to)]);
+                let rng = plan.workload_stream(DataLink { from: self.me, to });
                 let source = Source {
                     interval: Sampler::new(&workload.interval),
                     on: workload.on.as_ref().map(Sampler::new),
@@ -149,7 +146,7 @@ impl Stage {
         }
         if !self.upstreams.is_empty() {
             let (service_tx, service_rx) = mpsc::unbounded_channel();
-            let rng = streams.stream(Purpose::Service, &[u64::from(self.me)]);
+            let rng = plan.service_stream(self.me);
             let sampler = Sampler::new(&workload.service_time);
             tokio::spawn(serve(service_rx, outputs, sampler, rng, clock));
             let udp = udp.to_vec();

@@ -7,7 +7,7 @@
 //! sends, with `fdlab_driver::faulty` and the same schedule.
 //!
 //! Randomness: a heartbeat's fate is drawn from the very stream the
-//! simulator draws it from (`Purpose::Heartbeat`, keyed by monitor, target
+//! simulator draws it from ([`RunPlan::heartbeat_stream`], keyed by monitor, target
 //! and interval, after the phase draw), with the same draws in the same
 //! order: a loss draw when some loss is in force, then the latency sample.
 //! Only the target sends on that stream, so a live run loses the same
@@ -17,7 +17,7 @@
 //! of it; from then on that stream's draws differ). A probe and its reply
 //! share their pair's `Liveness` stream in the simulator, which two
 //! processes cannot; live, each node draws its probes' and replies' losses
-//! from its own `Purpose::LiveProbe` stream per peer: seeded and
+//! from its own stream per peer ([`RunPlan::live_probe_stream`]): seeded and
 //! reproducible, but not the simulator's draws.
 
 use std::collections::BTreeMap;
@@ -27,7 +27,7 @@ use fdlab_driver::wire::Msg;
 use fdlab_protocol::Nanos;
 use fdlab_sim::dist::Sampler;
 use fdlab_sim::faults::Schedule;
-use fdlab_sim::rng::{Purpose, Streams};
+use fdlab_sim::plan::RunPlan;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
@@ -84,20 +84,6 @@ pub fn link_plan<A: Clone>(
     LinkPlan { base_loss, windows }
 }
 
-/// The heartbeat stream's phase, drawn first from its stream as the
-/// simulator does, and the stream left to draw the heartbeats' fates.
-pub fn heartbeat_stream(
-    streams: &Streams,
-    monitor: u32,
-    target: u32,
-    interval: Nanos,
-) -> (Nanos, ChaCha8Rng) {
-    let ids = [u64::from(monitor), u64::from(target), interval.as_nanos()];
-    let mut rng = streams.stream(Purpose::Heartbeat, &ids);
-    let phase = Nanos(rng.random_range(0..interval.as_nanos().max(1)));
-    (phase, rng)
-}
-
 /// Loss draws of one live node (see the module comment).
 pub struct MirrorDice<A> {
     /// Peer address -> node index.
@@ -106,27 +92,29 @@ pub struct MirrorDice<A> {
     heartbeats: BTreeMap<(u32, Nanos), ChaCha8Rng>,
     /// Peer -> this node's probe and probe-reply loss stream to it.
     probes: BTreeMap<u32, ChaCha8Rng>,
-    streams: Streams,
-    me: u32,
     /// The scenario's control latency, sampled only to keep each heartbeat
     /// stream's draws aligned with the simulator's.
     latency: Sampler,
 }
 
 impl<A: PartialEq> MirrorDice<A> {
-    pub fn new(streams: Streams, me: u32, addrs: Vec<A>, latency: Sampler) -> Self {
+    /// The dice of node `me` of `plan`'s run, whose nodes have the
+    /// addresses `addrs` (by node index).
+    pub fn new(plan: &RunPlan<'_>, me: u32, addrs: Vec<A>, latency: Sampler) -> Self {
+        let probes = (0..addrs.len() as u32)
+            .filter(|&peer| peer != me)
+            .map(|peer| (peer, plan.live_probe_stream(me, peer)))
+            .collect();
         MirrorDice {
             nodes: addrs.into_iter().zip(0..).collect(),
             heartbeats: BTreeMap::new(),
-            probes: BTreeMap::new(),
-            streams,
-            me,
+            probes,
             latency,
         }
     }
 
     /// The stream of this node's heartbeats to `monitor` every `interval`,
-    /// after its phase draw (from [`heartbeat_stream`]).
+    /// after its phase draw (from [`RunPlan::heartbeat_sender`]).
     pub fn add_heartbeats(&mut self, monitor: u32, interval: Nanos, rng: ChaCha8Rng) {
         self.heartbeats.insert((monitor, interval), rng);
     }
@@ -159,11 +147,11 @@ impl<A: PartialEq> Dice<A> for MirrorDice<A> {
         if keep >= 1.0 {
             return true;
         }
-        let (streams, me) = (self.streams, self.me);
-        let rng = self.probes.entry(peer).or_insert_with(|| {
-            streams.stream(Purpose::LiveProbe, &[u64::from(me), u64::from(peer)])
-        });
-        rng.random::<f64>() < keep
+        match self.probes.get_mut(&peer) {
+            Some(rng) => rng.random::<f64>() < keep,
+            // To itself: nothing to mirror.
+            None => keep >= 1.0,
+        }
     }
 }
 
@@ -171,14 +159,12 @@ impl<A: PartialEq> Dice<A> for MirrorDice<A> {
 mod tests {
     use super::*;
     use fdlab_scenarios::parse_scenario;
-    use fdlab_sim::scenario::Scenario;
-    use fdlab_sim::topology::Layout;
+    use fdlab_sim::engine;
+    use fdlab_sim::valid::ValidScenario;
 
-    fn schedule(toml: &str) -> (Scenario, Schedule) {
+    fn schedule(toml: &str) -> (ValidScenario, Schedule) {
         let s = parse_scenario("test.toml", toml, None).unwrap();
-        let streams = Streams::new(1);
-        let layout = Layout::build(&s.topology, &streams);
-        let sched = Schedule::resolve(&s, &layout.nodes, &streams);
+        let sched = RunPlan::build(&s, 1).schedule().clone();
         (s, sched)
     }
 
@@ -264,32 +250,66 @@ kind = "fixed-timeout"
             .all(|w| !matches!(w.effect, Effect::Degrade { extra_latency, .. } if extra_latency > Nanos::ZERO)));
     }
 
+    /// A live node's heartbeat phases and loss draws are the simulator's:
+    /// with a constant latency, the instants the simulator delivers a pair's
+    /// heartbeats at are exactly those a live sender with the same plan
+    /// would have delivered (send at the phase, then every interval; keep
+    /// each one the dice keep). A different phase or a different loss draw
+    /// moves or removes a delivery.
     #[test]
-    fn heartbeat_draws_follow_the_simulators_stream() {
-        let streams = Streams::new(7);
-        let interval = s(100);
-        let (phase, rng) = heartbeat_stream(&streams, 0, 1, interval);
-        assert!(phase < interval);
-        let latency = Sampler::Constant(Nanos::from_micros(100));
-        let mut dice = MirrorDice::new(streams, 1, vec![10, 11], latency.clone());
-        dice.add_heartbeats(0, interval, rng);
-        // The simulator's stream: the phase, then per heartbeat a loss draw
-        // (loss in force) or none.
-        let mut sim = streams.stream(Purpose::Heartbeat, &[0, 1, interval.as_nanos()]);
-        let _: u64 = sim.random_range(0..interval.as_nanos());
-        let beat = Msg::Heartbeat { interval }.encode();
-        let mut kept = 0;
-        for i in 0..1000 {
-            let keep = if i % 3 == 0 { 1.0 } else { 0.5 };
-            let expect = !(keep < 1.0 && sim.random::<f64>() >= keep);
-            assert_eq!(dice.keeps(&10, &beat, keep), expect, "heartbeat {i}");
-            kept += usize::from(expect);
+    fn heartbeat_phases_and_losses_are_the_simulators() {
+        let latency_us = 250;
+        let (scenario, _) = schedule(&format!(
+            "{HEAD}[network]\nloss = 0.3\nlatency = {{ dist = \"constant\", value = \"{latency_us}us\" }}\n"
+        ));
+        let seed = 11;
+        let (_, log) = engine::run(&scenario, seed, true);
+        let log = log.unwrap();
+        let plan = RunPlan::build(&scenario, seed);
+        let latency = Nanos::from_micros(latency_us);
+        let interval = scenario.detectors[0].config.heartbeat_interval().unwrap();
+        let mut compared = 0;
+        for &(m, t) in plan.pairs() {
+            let simulated: Vec<Nanos> = log
+                .iter()
+                .filter(|r| {
+                    r.event == "deliver"
+                        && r.detail == "heartbeat"
+                        && r.node == Some(m)
+                        && r.peer == Some(t)
+                })
+                .map(|r| r.time)
+                .collect();
+            let addrs: Vec<u32> = (0..plan.nodes().len() as u32).collect();
+            let mut dice = MirrorDice::new(&plan, t, addrs, Sampler::Constant(latency));
+            let (phase, rng) = plan.heartbeat_sender(m, t, interval);
+            dice.add_heartbeats(m, interval, rng);
+            let beat = Msg::Heartbeat { interval }.encode();
+            let keep = 1.0 - scenario.network.loss;
+            let mut live = Vec::new();
+            let mut sent = phase;
+            while sent < scenario.duration {
+                if dice.keeps(&m, &beat, keep) && sent + latency <= scenario.duration {
+                    live.push(sent + latency);
+                }
+                sent = sent + interval;
+            }
+            assert!(live.len() > 10, "{m} -> {t}: {} deliveries", live.len());
+            assert_eq!(live, simulated, "heartbeats {t} -> {m}");
+            compared += 1;
         }
-        assert!(kept > 500 && kept < 900, "{kept}");
-        // Probes: their own stream, reproducible.
+        assert_eq!(compared, 12);
+    }
+
+    #[test]
+    fn probe_losses_are_seeded_and_reproducible() {
+        let (scenario, _) = schedule(HEAD);
+        let plan = RunPlan::build(&scenario, 7);
+        let latency = Sampler::Constant(Nanos::from_micros(100));
         let probe = Msg::Probe { watch: 0, id: 1 }.encode();
-        let mut a = MirrorDice::new(streams, 1, vec![10, 11], latency.clone());
-        let mut b = MirrorDice::new(streams, 1, vec![10, 11], latency);
+        let addrs = vec![10, 11, 12, 13];
+        let mut a = MirrorDice::new(&plan, 1, addrs.clone(), latency.clone());
+        let mut b = MirrorDice::new(&plan, 1, addrs, latency);
         let fa: Vec<bool> = (0..100).map(|_| a.keeps(&10, &probe, 0.5)).collect();
         let fb: Vec<bool> = (0..100).map(|_| b.keeps(&10, &probe, 0.5)).collect();
         assert_eq!(fa, fb);

@@ -40,11 +40,9 @@ use fdlab_reports::report::{write_report, INDEX_HTML};
 use fdlab_reports::tables::terminal_table;
 use fdlab_scenarios::resolve;
 use fdlab_sim::engine;
-use fdlab_sim::faults::Schedule;
 use fdlab_sim::outcome::RunOutcome;
-use fdlab_sim::rng::Streams;
-use fdlab_sim::scenario::Scenario;
-use fdlab_sim::topology::Layout;
+use fdlab_sim::plan::RunPlan;
+use fdlab_sim::valid::ValidScenario;
 
 pub use node::{node, NodeArgs};
 use supported::{check_actions, check_live};
@@ -78,37 +76,40 @@ pub struct LiveArgs {
 
 /// The scenario as the live run uses it: resolved, `--duration` applied,
 /// validated for the simulator and for live.
-fn live_scenario(arg: &str, duration: Option<Nanos>) -> Result<Scenario, String> {
-    let mut s = resolve(arg).map_err(|e| e.to_string())?;
-    if let Some(d) = duration {
-        if d == Nanos::ZERO {
-            return Err("--duration: must be positive".into());
-        }
-        s.duration = d;
-    }
-    s.validate().map_err(|e| format!("{}: {e}", s.name))?;
+fn live_scenario(arg: &str, duration: Option<Nanos>) -> Result<ValidScenario, String> {
+    let s = with_duration(resolve(arg).map_err(|e| e.to_string())?, duration)?;
     check_live(&s, arg)?;
     Ok(s)
+}
+
+/// `scenario` with its duration replaced by `duration` (when given), checked
+/// again (faults must still fit in it).
+pub(crate) fn with_duration(
+    scenario: ValidScenario,
+    duration: Option<Nanos>,
+) -> Result<ValidScenario, String> {
+    let Some(d) = duration else {
+        return Ok(scenario);
+    };
+    if d == Nanos::ZERO {
+        return Err("--duration: must be positive".into());
+    }
+    let mut s = scenario.into_inner();
+    s.duration = d;
+    let name = s.name.clone();
+    ValidScenario::new(s).map_err(|e| format!("{name}: {e}"))
 }
 
 /// `fdlab live`.
 pub fn run(args: &LiveArgs) -> Result<(), String> {
     let scenario = live_scenario(&args.scenario, args.duration)?;
-    let streams = Streams::new(args.seed);
-    let layout = Layout::build(&scenario.topology, &streams);
-    let schedule = Schedule::resolve(&scenario, &layout.nodes, &streams);
-    check_actions(&schedule, &scenario.name)?;
-    // The predictions first: any simulator error surfaces before a process starts.
-    let same_seed = engine::run(&scenario, args.seed, false)
-        .map_err(|e| e.to_string())?
-        .0;
+    let plan = RunPlan::build(&scenario, args.seed);
+    check_actions(plan.schedule(), &scenario.name)?;
+    // The predictions first.
+    let same_seed = engine::run(&scenario, args.seed, false).0;
     let seeds: Vec<RunOutcome> = (0..u64::from(args.sim_seeds.max(1)))
-        .map(|k| {
-            engine::run(&scenario, args.seed + k, false)
-                .map(|r| r.0)
-                .map_err(|e| e.to_string())
-        })
-        .collect::<Result<_, _>>()?;
+        .map(|k| engine::run(&scenario, args.seed + k, false).0)
+        .collect();
 
     let duration = Duration::from_nanos(scenario.duration.as_nanos());
     let bound = args
@@ -116,14 +117,7 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
         .map_or(duration + Duration::from_secs(30), |t| {
             Duration::from_nanos(t.as_nanos())
         });
-    let measured = parent::run_nodes(
-        &args.scenario,
-        args.seed,
-        &scenario,
-        &layout,
-        &schedule,
-        bound,
-    )?;
+    let measured = parent::run_nodes(&args.scenario, args.seed, &plan, bound)?;
     let live = measured.outcome;
 
     let rows = calibration::calibrate(&live, &same_seed, &seeds);
@@ -205,11 +199,11 @@ mod tests {
         }
         // A dataflow whose heartbeats ride the data stream, or whose stages
         // announce planned pauses.
-        let mut s = resolve("pipeline-kill").unwrap();
+        let mut s = resolve("pipeline-kill").unwrap().into_inner();
         s.network.heartbeat_channel = Channel::Data;
         let e = check_live(&s, "x.toml").unwrap_err();
         assert!(e.starts_with("x.toml: network.heartbeat_channel"), "{e}");
-        let mut s = resolve("pipeline-kill").unwrap();
+        let mut s = resolve("pipeline-kill").unwrap().into_inner();
         s.workload.maintenance_frames = true;
         let e = check_live(&s, "x.toml").unwrap_err();
         assert!(e.starts_with("x.toml: workload.maintenance_frames"), "{e}");

@@ -26,13 +26,10 @@ use fdlab_driver::Node;
 use fdlab_protocol::Nanos;
 use fdlab_scenarios::resolve;
 use fdlab_sim::dist::Sampler;
-use fdlab_sim::faults::Schedule;
-use fdlab_sim::rng::{name_hash, Purpose, Streams};
-use fdlab_sim::topology::Layout;
-use rand::RngExt;
+use fdlab_sim::plan::RunPlan;
 
 use super::dataflow::{changed_stream_heartbeats, Stage, StageTransport};
-use super::links::{heartbeat_stream, link_plan, MirrorDice};
+use super::links::{link_plan, MirrorDice};
 use super::traffic::{SentCounts, REPORT_PERIOD};
 use super::wire::{Report, Start};
 
@@ -80,10 +77,10 @@ fn write_report(out: &mut impl Write, report: &Report) {
 /// the duration, streaming its verdict changes and sent-message counts, then
 /// reports `done` (the lines: `super::wire`).
 pub fn node(args: &NodeArgs) -> Result<(), String> {
-    let mut scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
-    scenario.duration = Nanos(args.duration_ns);
-    let streams = Streams::new(args.seed);
-    let layout = Layout::build(&scenario.topology, &streams);
+    let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
+    let scenario = super::with_duration(scenario, Some(Nanos(args.duration_ns)))?;
+    let plan = RunPlan::build(&scenario, args.seed);
+    let layout = plan.layout();
     let me = args.node;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -144,10 +141,9 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
     // The network faults of this node's outgoing datagrams: the same
     // schedule the parent and the simulator resolve from (scenario, seed,
     // duration), so no fault list needs to travel on the start line.
-    let schedule = Schedule::resolve(&scenario, &layout.nodes, &streams);
-    let plan = link_plan(&schedule, scenario.network.loss, me, &addrs);
+    let faults = link_plan(plan.schedule(), scenario.network.loss, me, &addrs);
     let mut dice = MirrorDice::new(
-        streams,
+        &plan,
         me,
         addrs.clone(),
         Sampler::new(&scenario.network.latency),
@@ -155,9 +151,8 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
     let mut node: Node<SocketAddr> = Node::new();
     for &(m, t) in &layout.pairs {
         if m == me {
-            for setup in &scenario.detectors {
-                let ids = [u64::from(m), u64::from(t), name_hash(&setup.name)];
-                let jitter: f64 = streams.stream(Purpose::Liveness, &ids).random();
+            for (d, setup) in scenario.detectors.iter().enumerate() {
+                let jitter = plan.first_probe_jitter(m, t, d);
                 node.watch(
                     addrs[t as usize],
                     &setup.name,
@@ -178,7 +173,7 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
                 }
             }
             for interval in intervals {
-                let (phase, rng) = heartbeat_stream(&streams, m, t, interval);
+                let (phase, rng) = plan.heartbeat_sender(m, t, interval);
                 dice.add_heartbeats(m, interval, rng);
                 node.send_heartbeats(addrs[m as usize], interval, phase);
             }
@@ -221,15 +216,13 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
         epoch: woke.checked_sub(late).unwrap_or(woke),
     };
     let until = scenario.duration;
-    let stage = Stage::new(&layout, me);
+    let stage = Stage::new(layout, me);
     let stream_heartbeats = stage.stream_heartbeats.clone();
     runtime
         .block_on(async {
             let (deliver, frames) = tokio::sync::mpsc::unbounded_channel();
             if let (Some(listener), Some(tcp)) = (listener, &tcp_addrs) {
-                stage.start(
-                    &scenario, &schedule, &streams, clock, listener, &addrs, tcp, deliver,
-                );
+                stage.start(&plan, clock, listener, &addrs, tcp, deliver);
                 let counts = stream_heartbeats.clone();
                 tokio::spawn(async move {
                     let mut last = BTreeMap::new();
@@ -244,7 +237,7 @@ pub fn node(args: &NodeArgs) -> Result<(), String> {
                 });
             }
             let net = StageTransport::new(net, frames);
-            let net = FaultyTransport::new(net, clock, plan, dice);
+            let net = FaultyTransport::new(net, clock, faults, dice);
             node.run(&clock, &net, until).await
         })
         .map_err(|e| format!("UDP socket: {e}"))?;

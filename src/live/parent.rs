@@ -23,6 +23,7 @@ use fdlab_protocol::{Nanos, Verdict};
 use fdlab_sim::engine::{LIVENESS_MESSAGE_BYTES, STREAM_HEARTBEAT_BYTES};
 use fdlab_sim::faults::{Action, Schedule};
 use fdlab_sim::outcome::{DetectorTimeline, PairOutcome, RunOutcome};
+use fdlab_sim::plan::RunPlan;
 use fdlab_sim::scenario::Scenario;
 use fdlab_sim::topology::Layout;
 use nix::sys::signal::Signal;
@@ -167,11 +168,11 @@ struct Parent<'a> {
 pub fn run_nodes(
     scenario_arg: &str,
     seed: u64,
-    scenario: &Scenario,
-    layout: &Layout,
-    schedule: &Schedule,
+    plan: &RunPlan<'_>,
     bound: Duration,
 ) -> Result<Measured, String> {
+    let scenario: &Scenario = plan.scenario();
+    let (layout, schedule) = (plan.layout(), plan.schedule());
     let launched = Instant::now();
     let deadline = launched + bound;
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));

@@ -22,7 +22,7 @@ use std::time::Instant;
 use clap::Args;
 use fdlab_reports::atomic::{ensure_dir, write_file};
 use fdlab_scenarios::resolve;
-use fdlab_sim::scenario::Scenario;
+use fdlab_sim::valid::ValidScenario;
 use rayon::prelude::*;
 
 use crate::simulate::{progress, seed_totals, thread_pool};
@@ -102,7 +102,7 @@ pub struct SweepRun {
 }
 
 /// Builds the plan of `args` (checking every input before anything runs).
-fn make_plan(args: &SweepArgs, scenario: &Scenario) -> Result<Plan, String> {
+fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<(Plan, ValidScenario), String> {
     let dims = args
         .vary
         .iter()
@@ -123,13 +123,12 @@ fn make_plan(args: &SweepArgs, scenario: &Scenario) -> Result<Plan, String> {
         args.seed,
         seeds,
     )?;
-    // The run of one seed with every point must be a valid scenario.
-    let mut probe = scenario.clone();
-    probe.detectors = plan.setups.clone();
-    probe
-        .validate()
+    // The run of one seed with every point must be a valid scenario; a
+    // seed's run with some of them is then one too.
+    let points = scenario
+        .with_detectors(plan.setups.clone())
         .map_err(|e| format!("the sweep of {} points: {e}", plan.setups.len()))?;
-    Ok(plan)
+    Ok((plan, points))
 }
 
 fn shard_of(args: &SweepArgs) -> Result<Shard, String> {
@@ -148,7 +147,7 @@ fn shard_of(args: &SweepArgs) -> Result<Shard, String> {
 /// Runs (or resumes) a sweep; see the module docs.
 pub fn sweep(args: &SweepArgs) -> Result<SweepRun, String> {
     let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
-    let plan = make_plan(args, &scenario)?;
+    let (plan, points) = make_plan(args, &scenario)?;
     let shard = shard_of(args)?;
     let pool = thread_pool(args.jobs)?;
     let text = plan.file.render()?;
@@ -212,11 +211,11 @@ pub fn sweep(args: &SweepArgs) -> Result<SweepRun, String> {
     let results: Vec<Result<Vec<Unit>, String>> = pool.install(|| {
         groups
             .par_iter()
-            .map(|(s, points)| {
+            .map(|(s, todo_points)| {
                 if INTERRUPTED.load(Ordering::SeqCst) {
                     return Ok(Vec::new());
                 }
-                let units = run_seed(&scenario, &plan, seeds[*s], points)?;
+                let units = run_seed(&points, seeds[*s], todo_points);
                 journal
                     .lock()
                     .map_err(|_| "the journal's lock was poisoned".to_string())?
@@ -257,24 +256,18 @@ pub fn sweep(args: &SweepArgs) -> Result<SweepRun, String> {
     })
 }
 
-/// Simulates one seed with `points` of the plan as the scenario's detectors.
-fn run_seed(
-    scenario: &Scenario,
-    plan: &Plan,
-    seed: u64,
-    points: &[usize],
-) -> Result<Vec<Unit>, String> {
-    let setups = points.iter().map(|&p| plan.setups[p].clone()).collect();
-    let totals = seed_totals(scenario, setups, seed)?;
-    Ok(points
-        .iter()
+/// Simulates one seed with the plan's points `todo` (indices into every
+/// point's scenario `points`) as the scenario's detectors.
+fn run_seed(points: &ValidScenario, seed: u64, todo: &[usize]) -> Vec<Unit> {
+    let totals = seed_totals(&points.select_detectors(todo), seed);
+    todo.iter()
         .zip(totals)
         .map(|(&point, totals)| Unit {
             point,
             seed,
             totals,
         })
-        .collect())
+        .collect()
 }
 
 /// `fdlab sweep`: run, then write and print the results (or say what a

@@ -6,10 +6,11 @@ use fdlab_sim::scenario::{
     DetectorSetup, Dist, Fault as SimFault, FaultKind, MonitorCount, Network, Scenario, Topology,
     Workload,
 };
+use fdlab_sim::valid::ValidScenario;
 
 use super::{detectors, ms, Fault, Spec, Timelines};
 
-pub fn scenario(spec: &Spec) -> Scenario {
+pub fn scenario(spec: &Spec) -> ValidScenario {
     let fault = |kind, at, len| SimFault {
         kind: Some(kind),
         node: Some("n1".into()),
@@ -54,18 +55,15 @@ pub fn scenario(spec: &Spec) -> Scenario {
         random_faults: Vec::new(),
         clocks: Vec::new(),
     };
-    if let Err(e) = scenario.validate() {
-        panic!("the {} scenario is invalid: {e:?}", spec.name);
+    match ValidScenario::new(scenario) {
+        Ok(valid) => valid,
+        Err(e) => panic!("the {} scenario is invalid: {e:?}", spec.name),
     }
-    scenario
 }
 
 /// n0 watching n1 (the target) in one seeded run.
 pub fn run(spec: &Spec, seed: u64) -> Timelines {
-    let (out, _) = match sim_run(&scenario(spec), seed, false) {
-        Ok(r) => r,
-        Err(e) => panic!("fdlab-sim run failed: {e:?}"),
-    };
+    let (out, _) = sim_run(&scenario(spec), seed, false);
     let pair = out
         .pairs
         .iter()

@@ -1,0 +1,119 @@
+//! The engine's entry points, and the parts a run can be split into.
+//!
+//! Monitored pairs interact only through a node's data plane (links, stage
+//! queues) and a degraded node's processing queue, where one pair's events
+//! delay another's. Without those, every other shared thing is fixed before
+//! the run (faults, clocks, topology: the [`RunPlan`]) or per pair (heartbeat
+//! and probe streams with their own random streams), so each pair's events,
+//! and therefore its timelines, are exactly those of the whole run (a test
+//! compares them); only the interleaving of different pairs' events changes.
+//! A replay is never split, so its event log keeps the one global order.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use super::observer::{LogRecord, Observer, Quiet, Replay};
+use super::outcome::{assemble, Part};
+use super::Simulation;
+use crate::faults::Action;
+use crate::outcome::RunOutcome;
+use crate::plan::RunPlan;
+use crate::scores::ScoreSampler;
+use crate::valid::ValidScenario;
+
+/// Detector state a part of a split run aims to keep (bytes): small enough
+/// that a part's detectors, sample windows included, stay in a core's
+/// private cache while its events run, instead of every event touching a
+/// different corner of a large mesh's state.
+pub const PART_STATE_BYTES: u64 = 256 << 10;
+
+/// Host-side bytes per detector slot (slot, random stream, timeline), for
+/// sizing parts.
+const SLOT_OVERHEAD_BYTES: u64 = 512;
+
+/// What one run returns: its outcome, and its event log when asked for.
+pub type RunResult = (RunOutcome, Option<Vec<LogRecord>>);
+
+/// Into how many parts an unlogged run of `scenario` with `seed` is split
+/// (see [`run`]).
+pub fn part_count(scenario: &ValidScenario, seed: u64) -> usize {
+    parts(&RunPlan::build(scenario, seed), false).len()
+}
+
+/// The ranges of monitored pairs a run can be split into, each simulated on
+/// its own (in parallel when threads are free).
+fn parts(plan: &RunPlan<'_>, logged: bool) -> Vec<Range<usize>> {
+    let n = plan.pairs().len();
+    let coupled = !plan.layout().links.is_empty()
+        || plan
+            .schedule()
+            .actions
+            .iter()
+            .any(|(_, a)| matches!(a, Action::DegradeStart { .. }));
+    if logged || coupled || n == 0 {
+        return std::iter::once(0..n).collect();
+    }
+    let per_pair: u64 = plan
+        .scenario()
+        .detectors
+        .iter()
+        .map(|d| d.config.memory_estimate() + SLOT_OVERHEAD_BYTES)
+        .sum();
+    let size = (PART_STATE_BYTES / per_pair.max(1)).max(1) as usize;
+    (0..n)
+        .step_by(size)
+        .map(|start| start..(start + size).min(n))
+        .collect()
+}
+
+/// Runs `scenario` with `seed`; `log` also returns the replay's event log.
+///
+/// A run without a log whose monitored pairs do not interact (see the
+/// module comment) is split into parts of a few hundred KiB of detector
+/// state, run in parallel on rayon's pool and joined in pair order: the
+/// outcome is the one a single pass gives, but a large mesh then runs from
+/// the cache rather than from memory.
+pub fn run(scenario: &ValidScenario, seed: u64, log: bool) -> RunResult {
+    let plan = RunPlan::build(scenario, seed);
+    if log {
+        let replay = Replay {
+            log: Vec::new(),
+            scores: None,
+        };
+        return run_whole(&plan, replay);
+    }
+    let ranges = parts(&plan, false);
+    let simulate = |(i, range): (usize, &Range<usize>)| {
+        Simulation::new(&plan, range.clone(), i == 0, Quiet).run()
+    };
+    let results: Vec<Part> = if ranges.len() == 1 {
+        ranges.iter().enumerate().map(simulate).collect()
+    } else {
+        ranges.par_iter().enumerate().map(simulate).collect()
+    };
+    assemble(&plan, results)
+}
+
+/// [`run`] with the event log, also sampling the detector scores of the
+/// pair of `sampler` (see [`crate::scores`]); the sampler's series end where
+/// the run ends once [`ScoreSampler::finish`] is called with its duration.
+pub fn run_with_scores(
+    scenario: &ValidScenario,
+    seed: u64,
+    sampler: &mut ScoreSampler,
+) -> RunResult {
+    let plan = RunPlan::build(scenario, seed);
+    let replay = Replay {
+        log: Vec::new(),
+        scores: Some(sampler),
+    };
+    run_whole(&plan, replay)
+}
+
+/// One pass over every pair.
+fn run_whole<O: Observer>(plan: &RunPlan<'_>, observer: O) -> RunResult {
+    let all = 0..plan.pairs().len();
+    let part = Simulation::new(plan, all, true, observer).run();
+    assemble(plan, vec![part])
+}

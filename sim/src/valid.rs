@@ -1,0 +1,98 @@
+//! A scenario checked once: what every run, plan and detector constructor
+//! takes, so that none of them checks it again or has an error to handle.
+
+use std::ops::Deref;
+
+use fdlab_protocol::{Detector, Nanos, ValidConfig};
+
+use crate::scenario::{DetectorSetup, Scenario, ScenarioError};
+
+/// A [`Scenario`] that passed [`Scenario::validate`], with each detector's
+/// configuration kept validated. The only way to make one is
+/// [`ValidScenario::new`]; read it as a [`Scenario`] through `Deref`, and
+/// change it by taking the scenario out ([`ValidScenario::into_inner`]) and
+/// validating the result again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidScenario {
+    scenario: Scenario,
+    /// `scenario.detectors[i].config`, validated.
+    configs: Vec<ValidConfig>,
+}
+
+impl ValidScenario {
+    /// Checks `scenario` (every key, and what needs the whole scenario).
+    pub fn new(scenario: Scenario) -> Result<ValidScenario, ScenarioError> {
+        let configs = scenario.checked_configs()?;
+        debug_assert_eq!(configs.len(), scenario.detectors.len());
+        Ok(ValidScenario { scenario, configs })
+    }
+
+    /// The validated configuration of detector `d` (its position in the
+    /// scenario).
+    pub fn config(&self, d: usize) -> &ValidConfig {
+        &self.configs[d]
+    }
+
+    /// A fresh instance of detector `d` that starts monitoring at local time
+    /// `now`.
+    pub fn start_detector(&self, d: usize, now: Nanos) -> Detector {
+        Detector::start(&self.configs[d], now)
+    }
+
+    /// The same scenario with `detectors` instead of its own, checked.
+    pub fn with_detectors(
+        &self,
+        detectors: Vec<DetectorSetup>,
+    ) -> Result<ValidScenario, ScenarioError> {
+        let mut scenario = self.scenario.clone();
+        scenario.detectors = detectors;
+        ValidScenario::new(scenario)
+    }
+
+    /// The same scenario with only its detectors at `indices` (distinct, in
+    /// that order). Nothing is checked again: a selection of a valid
+    /// scenario's detectors is valid (their names stay distinct, each is
+    /// valid on its own, and every limit on their number or state only
+    /// shrinks), as long as it keeps one.
+    pub fn select_detectors(&self, indices: &[usize]) -> ValidScenario {
+        debug_assert!(!indices.is_empty(), "a scenario needs a detector");
+        debug_assert!(
+            indices
+                .iter()
+                .enumerate()
+                .all(|(k, i)| !indices[..k].contains(i)),
+            "a detector selected twice"
+        );
+        let mut scenario = self.scenario.clone();
+        scenario.detectors = indices
+            .iter()
+            .map(|&i| self.scenario.detectors[i].clone())
+            .collect();
+        let configs = indices.iter().map(|&i| self.configs[i].clone()).collect();
+        ValidScenario { scenario, configs }
+    }
+
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    pub fn into_inner(self) -> Scenario {
+        self.scenario
+    }
+}
+
+impl Deref for ValidScenario {
+    type Target = Scenario;
+
+    fn deref(&self) -> &Scenario {
+        &self.scenario
+    }
+}
+
+impl TryFrom<Scenario> for ValidScenario {
+    type Error = ScenarioError;
+
+    fn try_from(scenario: Scenario) -> Result<ValidScenario, ScenarioError> {
+        ValidScenario::new(scenario)
+    }
+}
