@@ -17,9 +17,9 @@ use fdlab_protocol::phi::{PhiAccrualConfig, PhiDistribution};
 use fdlab_protocol::probe::AdaptiveProbeConfig;
 use fdlab_protocol::two_stage::TwoStageConfig;
 use fdlab_protocol::{Detector, DetectorConfig, FailureDetector, Frame, Nanos, ProbeOutcome};
-use fdlab_reports::trace_csv::TraceCsvWriter;
+use fdlab_reports::query_csv::QueryCsvWriter;
 use fdlab_scenarios::events::parse_events;
-use fdlab_sim::trace::{monitoring_start, replay};
+use fdlab_sim::event_replay::{monitoring_start, replay};
 
 use crate::stats::median_nearest_rank;
 
@@ -310,7 +310,7 @@ fn trace(reps: usize, rows: usize) -> Result<(), String> {
         let config = DetectorConfig::PhiAccrual(PhiAccrualConfig::default());
         let mut detector =
             Detector::new(config, monitoring_start(&events)).map_err(|e| e.to_string())?;
-        let mut out = TraceCsvWriter::new(io::sink()).map_err(|e| e.to_string())?;
+        let mut out = QueryCsvWriter::new(io::sink()).map_err(|e| e.to_string())?;
         replay(&mut detector, &events, |row| {
             let _ = out.write(&row);
         });

@@ -6,7 +6,7 @@ use std::time::Instant;
 use clap::Args;
 use fdlab_reports::charts::timeline::Timeline;
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
-use fdlab_reports::replay::{write_timeline, write_trace_file, TIMELINE_HTML, TRACE_CSV};
+use fdlab_reports::replay::{write_event_log_file, write_timeline, TIMELINE_HTML, TRACE_CSV};
 use fdlab_reports::report::{write_report, INDEX_HTML};
 use fdlab_reports::tables::terminal_table;
 use fdlab_scenarios::{builtin, resolve};
@@ -146,7 +146,7 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let wall = started.elapsed().as_secs_f64();
     let series = sampler.finish(outcome.duration);
     let records = records.unwrap_or_default();
-    let digest = write_trace_file(&args.out, &outcome, &records)
+    let digest = write_event_log_file(&args.out, &outcome, &records)
         .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let timeline = Timeline::of_run(&scenario, &outcome, pair, &series);
     write_timeline(&args.out, &timeline).map_err(|e| format!("{}: {e}", args.out.display()))?;

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use clap::Args;
 use fdlab_protocol::Detector;
 use fdlab_reports::atomic::write_atomically;
-use fdlab_reports::trace_csv::TraceCsvWriter;
+use fdlab_reports::query_csv::QueryCsvWriter;
 use fdlab_scenarios::detector_spec::parse_detector_arg;
 use fdlab_scenarios::events::parse_events;
-use fdlab_sim::trace::{monitoring_start, replay, TraceEvent};
+use fdlab_sim::event_replay::{monitoring_start, replay, RecordedEvent};
 
 #[derive(Args)]
 pub struct TraceArgs {
@@ -60,7 +60,7 @@ pub fn run(args: &TraceArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn read_events(path: &PathBuf) -> Result<Vec<TraceEvent>, String> {
+fn read_events(path: &PathBuf) -> Result<Vec<RecordedEvent>, String> {
     let name = path.display().to_string();
     let reader: Box<dyn Read> = if name == "-" {
         Box::new(io::stdin().lock())
@@ -73,10 +73,10 @@ fn read_events(path: &PathBuf) -> Result<Vec<TraceEvent>, String> {
 /// Replays and writes one row per query; returns the number of queries.
 fn write_rows(
     detector: &mut Detector,
-    events: &[TraceEvent],
+    events: &[RecordedEvent],
     out: &mut dyn Write,
 ) -> io::Result<usize> {
-    let mut csv = TraceCsvWriter::new(out)?;
+    let mut csv = QueryCsvWriter::new(out)?;
     let mut queries = 0usize;
     let mut failure = None;
     replay(detector, events, |row| {

@@ -73,7 +73,7 @@ fn synthetic_trace(seed: u64) -> String {
     text
 }
 
-fn write_trace(dir: &Path) -> PathBuf {
+fn write_event_log(dir: &Path) -> PathBuf {
     let path = dir.join("recorded.csv");
     fs::write(&path, synthetic_trace(2024)).unwrap();
     path
@@ -132,7 +132,7 @@ fn snippet(out: &str) -> String {
 #[test]
 fn recommends_a_sensible_phi_threshold() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = write_trace(dir.path());
+    let trace = write_event_log(dir.path());
     let out = fdlab(&[
         "tune",
         "--trace",
@@ -171,7 +171,7 @@ fn recommends_a_sensible_phi_threshold() {
 #[test]
 fn a_stricter_constraint_never_gives_a_lower_threshold_or_faster_detection() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = write_trace(dir.path());
+    let trace = write_event_log(dir.path());
     let trace = trace.to_str().unwrap();
     let run = |max: &str, set: Option<&str>| {
         let mut args = vec!["tune", "--trace", trace, "--detector", "phi-accrual"];
@@ -240,7 +240,7 @@ fn a_stricter_constraint_never_gives_a_lower_threshold_or_faster_detection() {
 #[test]
 fn output_is_identical_for_any_thread_count_and_the_table_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = write_trace(dir.path());
+    let trace = write_event_log(dir.path());
     let run = |jobs: &str, out: &Path| {
         fdlab(&[
             "tune",
@@ -312,7 +312,7 @@ fn reads_standard_input() {
 #[test]
 fn no_setting_within_the_constraint_exits_2_and_shows_the_least_wrong() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = write_trace(dir.path());
+    let trace = write_event_log(dir.path());
     // No pause allowance and a 100 ms sigma floor cannot ride out 2-3 s gaps.
     let out = fdlab(&[
         "tune",
@@ -391,7 +391,7 @@ fn a_malformed_line_names_file_and_line() {
 #[test]
 fn bad_arguments_are_named() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = write_trace(dir.path());
+    let trace = write_event_log(dir.path());
     let trace = trace.to_str().unwrap();
     let err = fails_cleanly(trace, "adaptive-probe", dir.path());
     assert!(

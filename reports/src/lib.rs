@@ -1,5 +1,5 @@
 //! fdlab's outputs. Every file is written atomically ([`atomic`]): the query
-//! table of `fdlab trace` ([`trace_csv`]); the QoS metrics of Chen, Toueg &
+//! table of `fdlab trace` ([`query_csv`]); the QoS metrics of Chen, Toueg &
 //! Aguilera computed from run outcomes ([`metrics`]) and their CSV files and
 //! terminal table ([`tables`]); SVG charts ([`charts`]); the report of a run
 //! as Markdown and self-contained HTML ([`report`], [`markdown`], [`html`],
@@ -13,7 +13,7 @@ pub mod gate;
 pub mod html;
 pub mod markdown;
 pub mod metrics;
+pub mod query_csv;
 pub mod replay;
 pub mod report;
 pub mod tables;
-pub mod trace_csv;

@@ -24,16 +24,16 @@ pub const TIMELINE_SVG: &str = "timeline.svg";
 pub const TIMELINE_HTML: &str = "timeline.html";
 
 /// Columns of `trace.csv`.
-pub const TRACE_HEADER: [&str; 6] = ["time_ms", "event", "node", "peer", "detector", "detail"];
+pub const EVENT_LOG_HEADER: [&str; 6] = ["time_ms", "event", "node", "peer", "detector", "detail"];
 
 /// Writes the trace as CSV into `out`.
-pub fn write_trace(
+pub fn write_event_log(
     out: &mut dyn Write,
     outcome: &RunOutcome,
     records: &[LogRecord],
 ) -> io::Result<()> {
     let mut csv = csv::Writer::from_writer(out);
-    csv.write_record(TRACE_HEADER)?;
+    csv.write_record(EVENT_LOG_HEADER)?;
     let mut time = String::new();
     for r in records {
         time.clear();
@@ -57,21 +57,24 @@ pub fn write_trace(
 }
 
 /// The trace as CSV bytes and their SHA-256 (hex).
-pub fn trace_bytes(outcome: &RunOutcome, records: &[LogRecord]) -> io::Result<(Vec<u8>, String)> {
+pub fn event_log_bytes(
+    outcome: &RunOutcome,
+    records: &[LogRecord],
+) -> io::Result<(Vec<u8>, String)> {
     let mut bytes = Vec::new();
-    write_trace(&mut bytes, outcome, records)?;
+    write_event_log(&mut bytes, outcome, records)?;
     let digest = Sha256::digest(&bytes);
     let hex = digest.iter().map(|b| format!("{b:02x}")).collect();
     Ok((bytes, hex))
 }
 
 /// Writes `trace.csv` into `dir` atomically and returns its digest.
-pub fn write_trace_file(
+pub fn write_event_log_file(
     dir: &Path,
     outcome: &RunOutcome,
     records: &[LogRecord],
 ) -> io::Result<String> {
-    let (bytes, digest) = trace_bytes(outcome, records)?;
+    let (bytes, digest) = event_log_bytes(outcome, records)?;
     std::fs::create_dir_all(dir)?;
     write_atomically(&dir.join(TRACE_CSV), |out| out.write_all(&bytes))?;
     Ok(digest)

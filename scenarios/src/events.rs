@@ -1,7 +1,7 @@
 //! Recorded event lists: the `EVENTS.csv` input of `fdlab trace`.
 //!
 //! A CSV file with a header row naming the columns `time_ms`, `event` and,
-//! optionally, `arg_ms`, in any order. Each row is one [`TraceEvent`]:
+//! optionally, `arg_ms`, in any order. Each row is one [`RecordedEvent`]:
 //!
 //! ```text
 //! # exported from node-7's heartbeat log
@@ -26,7 +26,7 @@ use std::fmt;
 use std::io::Read;
 
 use fdlab_protocol::Nanos;
-use fdlab_sim::trace::{TraceEvent, TraceEventKind};
+use fdlab_sim::event_replay::{RecordedEvent, RecordedEventKind};
 
 /// The first problem found in an event file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ struct Columns {
 ///
 /// Blank lines and lines starting with `#` are skipped; whitespace around fields
 /// is ignored. Zero events (a header alone) is a valid, empty trace.
-pub fn parse_events(file: &str, reader: impl Read) -> Result<Vec<TraceEvent>, EventsError> {
+pub fn parse_events(file: &str, reader: impl Read) -> Result<Vec<RecordedEvent>, EventsError> {
     let input = CsvInput::read(file, reader)?;
     let mut events = Vec::new();
     let mut previous = None;
@@ -314,7 +314,7 @@ fn read_header(record: &csv::ByteRecord) -> Result<Columns, String> {
     })
 }
 
-fn read_row(record: &csv::ByteRecord, columns: &Columns) -> Result<TraceEvent, String> {
+fn read_row(record: &csv::ByteRecord, columns: &Columns) -> Result<RecordedEvent, String> {
     if record.len() != columns.count {
         return Err(format!(
             "row has {} field{}, the header has {}",
@@ -342,15 +342,15 @@ fn read_row(record: &csv::ByteRecord, columns: &Columns) -> Result<TraceEvent, S
         parse_millis(ARG, text)
     };
     let kind = match event {
-        b"heartbeat" => TraceEventKind::Heartbeat,
-        b"query" => TraceEventKind::Query,
-        b"data" => TraceEventKind::Data,
-        b"backpressure" => TraceEventKind::Backpressure,
-        b"probe_failed" => TraceEventKind::ProbeFailed,
-        b"maintenance" => TraceEventKind::Maintenance {
+        b"heartbeat" => RecordedEventKind::Heartbeat,
+        b"query" => RecordedEventKind::Query,
+        b"data" => RecordedEventKind::Data,
+        b"backpressure" => RecordedEventKind::Backpressure,
+        b"probe_failed" => RecordedEventKind::ProbeFailed,
+        b"maintenance" => RecordedEventKind::Maintenance {
             pause: needs_arg("the pause length in ms")?,
         },
-        b"probe_ok" => TraceEventKind::ProbeOk {
+        b"probe_ok" => RecordedEventKind::ProbeOk {
             rtt: needs_arg("the round-trip time in ms")?,
         },
         b"" => {
@@ -369,7 +369,7 @@ fn read_row(record: &csv::ByteRecord, columns: &Columns) -> Result<TraceEvent, S
     };
     if !matches!(
         kind,
-        TraceEventKind::Maintenance { .. } | TraceEventKind::ProbeOk { .. }
+        RecordedEventKind::Maintenance { .. } | RecordedEventKind::ProbeOk { .. }
     ) {
         if let Some(text) = arg {
             return Err(format!(
@@ -379,7 +379,7 @@ fn read_row(record: &csv::ByteRecord, columns: &Columns) -> Result<TraceEvent, S
             ));
         }
     }
-    Ok(TraceEvent { time, kind })
+    Ok(RecordedEvent { time, kind })
 }
 
 /// Decimal milliseconds, exactly, as [`Nanos::parse_millis`] reads them, with
@@ -415,7 +415,7 @@ fn looks_decimal(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<Vec<TraceEvent>, EventsError> {
+    fn parse(text: &str) -> Result<Vec<RecordedEvent>, EventsError> {
         parse_events("t.csv", text.as_bytes())
     }
 
@@ -426,8 +426,8 @@ mod tests {
         }
     }
 
-    fn at(ms: u64, kind: TraceEventKind) -> TraceEvent {
-        TraceEvent {
+    fn at(ms: u64, kind: RecordedEventKind) -> RecordedEvent {
+        RecordedEvent {
             time: Nanos::from_millis(ms),
             kind,
         }
@@ -446,12 +446,12 @@ mod tests {
              6,probe_failed,\n",
         )
         .unwrap();
-        use TraceEventKind::*;
+        use RecordedEventKind::*;
         assert_eq!(
             events,
             [
                 at(0, Heartbeat),
-                TraceEvent {
+                RecordedEvent {
                     time: Nanos(1_500_000),
                     kind: Query
                 },
@@ -480,8 +480,8 @@ mod tests {
         assert_eq!(
             events,
             [
-                at(10, TraceEventKind::Heartbeat),
-                at(20, TraceEventKind::Query)
+                at(10, RecordedEventKind::Heartbeat),
+                at(20, RecordedEventKind::Query)
             ]
         );
         let events = parse("arg_ms,event,time_ms\n7,probe_ok,1\n").unwrap();
@@ -489,13 +489,13 @@ mod tests {
             events,
             [at(
                 1,
-                TraceEventKind::ProbeOk {
+                RecordedEventKind::ProbeOk {
                     rtt: Nanos::from_millis(7)
                 }
             )]
         );
         let events = parse("\u{feff}time_ms,event\n1,data\n").unwrap();
-        assert_eq!(events, [at(1, TraceEventKind::Data)]);
+        assert_eq!(events, [at(1, RecordedEventKind::Data)]);
     }
 
     #[test]
@@ -548,7 +548,7 @@ mod tests {
     #[test]
     fn equal_times_keep_file_order() {
         let events = parse("time_ms,event\n5,heartbeat\n5,query\n5,data\n").unwrap();
-        use TraceEventKind::*;
+        use RecordedEventKind::*;
         assert_eq!(events, [at(5, Heartbeat), at(5, Query), at(5, Data)]);
     }
 
@@ -623,7 +623,7 @@ mod tests {
         let text = "# recorded on node-7\n\ntime_ms,event\n# warm-up\n0,heartbeat\n\n   \n\
                     # a comment, with commas\n1000,heartbeat\r\n2000,query";
         let events = parse(text).unwrap();
-        use TraceEventKind::*;
+        use RecordedEventKind::*;
         assert_eq!(
             events,
             [at(0, Heartbeat), at(1000, Heartbeat), at(2000, Query)]
@@ -665,16 +665,16 @@ mod tests {
         assert_eq!(events.len() as u64, ROWS);
         assert_eq!(
             events[0],
-            TraceEvent {
+            RecordedEvent {
                 time: Nanos(500_000),
-                kind: TraceEventKind::Heartbeat
+                kind: RecordedEventKind::Heartbeat
             }
         );
         assert_eq!(
             events[99_999],
             at(
                 99_999,
-                TraceEventKind::Maintenance {
+                RecordedEventKind::Maintenance {
                     pause: Nanos(10_125_000)
                 }
             )

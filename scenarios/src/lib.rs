@@ -12,7 +12,7 @@
 //!   `[[detectors]]` table or the `KEY=VALUE,...` argument of
 //!   `fdlab trace --detector`;
 //! - [`events`]: recorded event lists, the CSV input of `fdlab trace`;
-//! - [`heartbeat_trace`]: recorded heartbeat arrivals, the `--trace` input of
+//! - [`heartbeat_recording`]: recorded heartbeat arrivals, the `--trace` input of
 //!   `fdlab tune`;
 //! - [`search_space`]: the parameter grid `fdlab tune` searches per detector kind;
 //! - [`vary`]: the `--vary KEY=SPEC` arguments of `fdlab sweep`, one
@@ -23,7 +23,7 @@
 pub mod builtin;
 pub mod detector_spec;
 pub mod events;
-pub mod heartbeat_trace;
+pub mod heartbeat_recording;
 pub mod resolve;
 pub mod scenario_file;
 pub mod search_space;

@@ -1,11 +1,20 @@
 //! Hosts that drive fdlab's sans-IO detectors: the seeded discrete-event
-//! simulator, the recorded-trace replayer ([`trace`]) and the evaluation of a
-//! detector on a recorded heartbeat trace ([`trace_eval`]).
+//! simulator ([`engine`], on a [`plan::RunPlan`]), the replayer of a recorded
+//! event list through one detector ([`event_replay`], behind `fdlab trace`)
+//! and the evaluation of a detector on recorded heartbeat arrivals
+//! ([`heartbeat_eval`], behind `fdlab tune --trace`).
+//!
+//! Words: the *event log* is what a replay of a simulated run writes
+//! (`trace.csv`, [`engine::LogRecord`]); a *recorded event list* is the CSV
+//! input of `fdlab trace`; a *heartbeat recording* is the `time_ms` CSV input
+//! of `fdlab tune --trace`. The commands and files keep their names.
 
 pub mod clock;
 pub mod dist;
 pub mod engine;
+pub mod event_replay;
 pub mod faults;
+pub mod heartbeat_eval;
 pub mod outcome;
 pub mod plan;
 pub mod queue;
@@ -14,6 +23,4 @@ pub mod scenario;
 pub mod scores;
 pub mod stats;
 pub mod topology;
-pub mod trace;
-pub mod trace_eval;
 pub mod valid;

@@ -37,7 +37,7 @@ enum Purpose {
     /// Phase, latency and loss of one heartbeat stream (a pair and an interval).
     Heartbeat = 9,
     /// Crash instants drawn to measure detection time on a recorded trace.
-    TraceCuts = 10,
+    RecordingCuts = 10,
     /// Loss draws of the probes and probe replies one node sends to one peer
     /// in `fdlab live`. The simulator draws a probe's and its reply's fate
     /// from the pair's `Liveness` stream, which two processes cannot share;
@@ -134,9 +134,9 @@ impl Streams {
         self.stream(Purpose::Service, &[u64::from(node)])
     }
 
-    /// Crash instants drawn on a recorded heartbeat trace.
-    pub(crate) fn trace_cuts(&self) -> ChaCha8Rng {
-        self.stream(Purpose::TraceCuts, &[])
+    /// Crash instants drawn on a recorded heartbeat file.
+    pub(crate) fn recording_cuts(&self) -> ChaCha8Rng {
+        self.stream(Purpose::RecordingCuts, &[])
     }
 
     /// `fdlab live`: losses of the probes and replies `me` sends `peer`.

@@ -2,7 +2,7 @@
 //! exact mean and nearest-rank percentiles.
 //!
 //! They live in `sim` (not `reports`) so that hosts which summarize their own
-//! samples, like the trace evaluator ([`crate::trace_eval`]), compute
+//! samples, like the trace evaluator ([`crate::heartbeat_eval`]), compute
 //! percentiles exactly as the QoS reports do, without `sim` depending on
 //! `reports`. Percentiles are by **nearest rank** (the value at 1-based rank
 //! ⌈p·n⌉ of the sorted samples), so every percentile is a sample that really

@@ -9,7 +9,7 @@
 //!
 //! The trace gives the heartbeat period (its median inter-arrival time), the
 //! grid comes from [`fdlab_scenarios::search_space`], every point is evaluated
-//! by [`fdlab_sim::trace_eval::evaluate`] (mistakes on the trace as recorded,
+//! by [`fdlab_sim::heartbeat_eval::evaluate`] (mistakes on the trace as recorded,
 //! detection time by cutting it at random instants, after Chen, Toueg &
 //! Aguilera 2002 and Hayashibara et al. 2004), and [`rank`] picks the fastest
 //! point within the mistake bound. Points run in parallel; the result is the
@@ -32,9 +32,11 @@ use clap::Args;
 use fdlab_protocol::Nanos;
 use fdlab_reports::atomic::write_file;
 use fdlab_scenarios::detector_spec::parse_key_values;
-use fdlab_scenarios::heartbeat_trace::parse_heartbeat_trace;
+use fdlab_scenarios::heartbeat_recording::parse_heartbeat_recording;
 use fdlab_scenarios::search_space::{search_space, End, Point, SearchSpace};
-use fdlab_sim::trace_eval::{evaluate, median_interval, TraceEvalError, TraceEvaluation};
+use fdlab_sim::heartbeat_eval::{
+    evaluate, median_interval, HeartbeatEvalError, HeartbeatEvaluation,
+};
 use rayon::prelude::*;
 
 use fdlab_sim::scenario::DetectorSetup;
@@ -264,7 +266,7 @@ fn on_trace(
     pool: &rayon::ThreadPool,
 ) -> Result<Evaluated, String> {
     if kind == "adaptive-probe" {
-        return Err(format!("--detector: {}", TraceEvalError::NeedsProbes));
+        return Err(format!("--detector: {}", HeartbeatEvalError::NeedsProbes));
     }
     if !(1..=MAX_CUTS).contains(&args.cuts) {
         return Err(format!("--cuts: must be between 1 and {MAX_CUTS}"));
@@ -277,9 +279,9 @@ fn on_trace(
     let interval = median_interval(&arrivals).ok_or_else(|| format!("{name}: too short"))?;
     let (space, points, configs) = grid(kind, interval, pins)?;
     if configs.iter().any(|c| c.uses_probes()) {
-        return Err(format!("--set: {}", TraceEvalError::NeedsProbes));
+        return Err(format!("--set: {}", HeartbeatEvalError::NeedsProbes));
     }
-    let evaluations: Vec<TraceEvaluation> = pool
+    let evaluations: Vec<HeartbeatEvaluation> = pool
         .install(|| {
             configs
                 .par_iter()
@@ -381,7 +383,7 @@ fn on_scenario(
 }
 
 /// The ranking's view of one evaluation.
-pub fn candidate(e: &TraceEvaluation) -> Candidate {
+pub fn candidate(e: &HeartbeatEvaluation) -> Candidate {
     Candidate {
         crashes: e.cuts,
         detection: e.detection,
@@ -408,7 +410,7 @@ fn read_trace(path: &Path) -> Result<Vec<Nanos>, String> {
     } else {
         Box::new(File::open(path).map_err(|e| format!("{name}: {e}"))?)
     };
-    parse_heartbeat_trace(&name, BufReader::with_capacity(1 << 16, reader))
+    parse_heartbeat_recording(&name, BufReader::with_capacity(1 << 16, reader))
         .map_err(|e| e.to_string())
 }
 

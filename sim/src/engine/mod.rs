@@ -13,25 +13,25 @@
 //! receive the same heartbeat stream (each counts it as its own overhead): they
 //! are then compared on exactly the same arrivals, and the simulator sends one
 //! message where a deployment of either would send one. Every random stream
-//! comes from the run's [`RunPlan`], so adding a detector changes no other draw.
+//! comes from the run's [`crate::plan::RunPlan`], so adding a detector changes no other draw.
 //!
 //! One file per simulated thing (as TigerBeetle's `src/testing/`):
 //!
 //! | file | what it models |
 //! |---|---|
 //! | `mod.rs` | the run loop and the dispatch of each event to its owner |
-//! | [`nodes`] | processes: up, paused, degraded, crashed, restarted |
-//! | [`monitoring`] | the detectors on each monitored pair, their verdicts |
-//! | [`timers`] | each pair's one timer over its detectors' deadlines |
-//! | [`liveness`] | heartbeat and probe datagrams on the control network |
-//! | [`data_plane`] | data links: send buffers, windows, backpressure |
-//! | [`stages`] | a dataflow stage's input queue and service |
-//! | [`faults`] | the fault schedule acting on all of these |
-//! | [`build`] | a run's state from its plan |
-//! | [`outcome`] | timelines and counts at the end of a run |
-//! | [`split`] | the public entry points; parts of a run that can run apart |
-//! | [`observer`] | the replay's event log and score sampling |
-//! | [`ids`] | typed indices of all of the above |
+//! | `nodes.rs` | processes: up, paused, degraded, crashed, restarted |
+//! | `monitoring.rs` | the detectors on each monitored pair, their verdicts |
+//! | `timers.rs` | each pair's one timer over its detectors' deadlines |
+//! | `liveness.rs` | heartbeat and probe datagrams on the control network |
+//! | `data_plane.rs` | data links: send buffers, windows, backpressure |
+//! | `stages.rs` | a dataflow stage's input queue and service |
+//! | `faults.rs` | the fault schedule acting on all of these |
+//! | `build.rs` | a run's state from its plan |
+//! | `outcome.rs` | timelines and counts at the end of a run |
+//! | `split.rs` | the public entry points; parts of a run that can run apart |
+//! | `observer.rs` | the replay's event log and score sampling |
+//! | `ids.rs` | typed indices of all of the above |
 
 mod build;
 mod data_plane;

@@ -1,41 +1,41 @@
-//! How good one detector setting is on a recorded heartbeat trace: the host
+//! How good one detector setting is on a recorded heartbeat recording: the host
 //! behind `fdlab tune --trace`.
 //!
-//! A trace is the list of instants at which heartbeats from one peer arrived at
-//! one monitor in a real system. The peer was alive for the whole trace, so it
+//! A recording is the list of instants at which heartbeats from one peer arrived at
+//! one monitor in a real system. The peer was alive for the whole recording, so it
 //! can show a detector's *mistakes* directly, but it contains no crash, so
 //! *detection time* is measured the way Chen, Toueg & Aguilera ("On the Quality
 //! of Service of Failure Detectors", IEEE Transactions on Computers 51(5), 2002,
 //! §6) and Hayashibara et al. ("The φ Accrual Failure Detector", SRDS 2004, §5)
-//! evaluate detectors on recorded heartbeats: cut the trace at a random
+//! evaluate detectors on recorded heartbeats: cut the recording at a random
 //! instant, as if the sender had crashed there, and see how long the detector
 //! takes to declare it Failed when no further heartbeat comes.
 //!
 //! - **Mistakes.** Every heartbeat is fed in order to a fresh detector that
 //!   starts monitoring at the first arrival; due timers fire between arrivals at
-//!   their own instants ([`crate::trace::fire_due_timers_observed`]), the same
+//!   their own instants ([`crate::event_replay::fire_due_timers_observed`]), the same
 //!   contract as `fdlab trace` and the simulator. A mistake is a transition from
 //!   Alive to Suspect or Failed (a Suspect that turns into Failed is one
-//!   mistake); it lasts until the verdict is Alive again, or until the trace
+//!   mistake); it lasts until the verdict is Alive again, or until the recording
 //!   ends. Mistakes per hour (Chen et al.'s λ_M), mean mistake duration (T_M)
-//!   and query accuracy (P_A, the share of the trace's span with an Alive
+//!   and query accuracy (P_A, the share of the recording's span with an Alive
 //!   verdict) are measured over the span from the first to the last arrival.
 //! - **Detection time by cuts.** `cuts` crash instants are drawn uniformly in
 //!   `[first arrival, last arrival)` from a ChaCha stream of the seed
-//!   (its own stream, `Streams::trace_cuts`). For a cut `c` the detector has seen exactly the
+//!   (its own stream, `Streams::recording_cuts`). For a cut `c` the detector has seen exactly the
 //!   heartbeats at or before `c` (and fired its timers up to `c`); then it gets
 //!   no input, only its own timers, until its verdict is Failed: T_D = that
 //!   instant − `c` (zero if it is already Failed at `c`). With no input a
 //!   detector never leaves Failed, so the first Failed is the permanent one Chen
 //!   et al.'s T_D asks for. A detector with no further timer before reaching
 //!   Failed (or more than [`MAX_TIMERS_PER_CUT`] of them) *missed* the crash.
-//!   The cuts are sorted and the trace is replayed once: at each cut the live
+//!   The cuts are sorted and the recording is replayed once: at each cut the live
 //!   detector is cloned and the clone is run forward.
 //!
 //! Only detectors fed by heartbeats can be judged this way: `fixed-timeout`,
 //! `phi-accrual`, `dataflow-decay` (each heartbeat is a stream-heartbeat frame)
 //! and `two-stage` compositions of them. `adaptive-probe` needs probe round
-//! trips, which a heartbeat trace does not contain, and is rejected.
+//! trips, which a heartbeat recording does not contain, and is rejected.
 //!
 //! Library code: no IO; the same arrivals, configuration, cut count and seed
 //! give the same evaluation on any machine.
@@ -46,9 +46,9 @@ use fdlab_protocol::time::NANOS_PER_HOUR;
 use fdlab_protocol::{ConfigError, Detector, DetectorConfig, FailureDetector, Nanos, Verdict};
 use rand::RngExt;
 
+use crate::event_replay::fire_due_timers_observed;
 use crate::rng::Streams;
 use crate::stats::{mean_nanos, nearest_rank, DurationStats};
-use crate::trace::fire_due_timers_observed;
 
 /// Timers a clone may fire after a cut before it is declared to have missed the
 /// crash: far more than any detector needs (phi and fixed timeouts reach Failed
@@ -56,13 +56,13 @@ use crate::trace::fire_due_timers_observed;
 /// detector that would never fail hits it.
 pub const MAX_TIMERS_PER_CUT: usize = 100_000;
 
-/// Fewest heartbeats a trace needs: two give one interval and a non-empty span.
+/// Fewest heartbeats a recording needs: two give one interval and a non-empty span.
 pub const MIN_ARRIVALS: usize = 2;
 
-/// The quality of service of one detector setting on one trace.
+/// The quality of service of one detector setting on one recording.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TraceEvaluation {
-    /// Heartbeats in the trace.
+pub struct HeartbeatEvaluation {
+    /// Heartbeats in the recording.
     pub heartbeats: usize,
     /// From the first to the last arrival: the time over which mistakes count.
     pub span: Nanos,
@@ -84,9 +84,9 @@ pub struct TraceEvaluation {
     pub missed: usize,
 }
 
-/// Why a detector setting cannot be evaluated on a trace.
+/// Why a detector setting cannot be evaluated on a recording.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TraceEvalError {
+pub enum HeartbeatEvalError {
     /// The detector (or one of its stages) probes its peer.
     NeedsProbes,
     /// Fewer than [`MIN_ARRIVALS`] heartbeats, or all at one instant.
@@ -97,30 +97,30 @@ pub enum TraceEvalError {
     Config(ConfigError),
 }
 
-impl fmt::Display for TraceEvalError {
+impl fmt::Display for HeartbeatEvalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TraceEvalError::NeedsProbes => f.write_str(
+            HeartbeatEvalError::NeedsProbes => f.write_str(
                 "adaptive-probe needs probe round trips, which a heartbeat trace does not \
                  record; tune fixed-timeout, phi-accrual, dataflow-decay or two-stage on it",
             ),
-            TraceEvalError::TooShort { heartbeats } => write!(
+            HeartbeatEvalError::TooShort { heartbeats } => write!(
                 f,
                 "a trace needs at least {MIN_ARRIVALS} heartbeats at different instants, got {heartbeats}"
             ),
-            TraceEvalError::Unordered { index } => {
+            HeartbeatEvalError::Unordered { index } => {
                 write!(f, "heartbeat {index} arrives before the one before it")
             }
-            TraceEvalError::Config(e) => e.fmt(f),
+            HeartbeatEvalError::Config(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for TraceEvalError {}
+impl std::error::Error for HeartbeatEvalError {}
 
-impl From<ConfigError> for TraceEvalError {
-    fn from(e: ConfigError) -> TraceEvalError {
-        TraceEvalError::Config(e)
+impl From<ConfigError> for HeartbeatEvalError {
+    fn from(e: ConfigError) -> HeartbeatEvalError {
+        HeartbeatEvalError::Config(e)
     }
 }
 
@@ -131,18 +131,18 @@ pub fn evaluate(
     arrivals: &[Nanos],
     cuts: usize,
     seed: u64,
-) -> Result<TraceEvaluation, TraceEvalError> {
+) -> Result<HeartbeatEvaluation, HeartbeatEvalError> {
     if config.uses_probes() {
-        return Err(TraceEvalError::NeedsProbes);
+        return Err(HeartbeatEvalError::NeedsProbes);
     }
     if let Some(index) = arrivals.windows(2).position(|w| w[1] < w[0]) {
-        return Err(TraceEvalError::Unordered { index: index + 1 });
+        return Err(HeartbeatEvalError::Unordered { index: index + 1 });
     }
     let (Some(&start), Some(&end)) = (arrivals.first(), arrivals.last()) else {
-        return Err(TraceEvalError::TooShort { heartbeats: 0 });
+        return Err(HeartbeatEvalError::TooShort { heartbeats: 0 });
     };
     if arrivals.len() < MIN_ARRIVALS || end == start {
-        return Err(TraceEvalError::TooShort {
+        return Err(HeartbeatEvalError::TooShort {
             heartbeats: arrivals.len(),
         });
     }
@@ -176,7 +176,7 @@ pub fn evaluate(
     }
     let span = end - start;
     let (mistakes, mistake_time) = timeline.finish(end);
-    Ok(TraceEvaluation {
+    Ok(HeartbeatEvaluation {
         heartbeats: arrivals.len(),
         span,
         mistakes,
@@ -192,7 +192,7 @@ pub fn evaluate(
 
 /// `count` crash instants uniform in `[start, end)`, sorted.
 pub fn draw_cuts(start: Nanos, end: Nanos, count: usize, seed: u64) -> Vec<Nanos> {
-    let mut rng = Streams::new(seed).trace_cuts();
+    let mut rng = Streams::new(seed).recording_cuts();
     let span = (end - start).as_nanos().max(1);
     let mut cuts: Vec<Nanos> = (0..count)
         .map(|_| start + Nanos(rng.random_range(0..span)))
@@ -231,7 +231,7 @@ fn detection_delay(detector: &Detector, cut: Nanos) -> Option<Nanos> {
     None
 }
 
-/// Mistakes as the verdict changes over a trace during which the peer is alive.
+/// Mistakes as the verdict changes over a recording during which the peer is alive.
 struct MistakeTimeline {
     verdict: Verdict,
     /// Start of the ongoing mistake, if the verdict is not Alive.
@@ -413,14 +413,14 @@ mod tests {
     fn rejects_probes_short_and_unordered_traces() {
         let probe = DetectorConfig::AdaptiveProbe(AdaptiveProbeConfig::default());
         let e = evaluate(&probe, &periodic(0, 20), 10, 1).unwrap_err();
-        assert_eq!(e, TraceEvalError::NeedsProbes);
+        assert_eq!(e, HeartbeatEvalError::NeedsProbes);
         assert!(e.to_string().contains("probe round trips"), "{e}");
         let e = evaluate(&fixed(3), &[SEC], 10, 1).unwrap_err();
-        assert_eq!(e, TraceEvalError::TooShort { heartbeats: 1 });
+        assert_eq!(e, HeartbeatEvalError::TooShort { heartbeats: 1 });
         let e = evaluate(&fixed(3), &[SEC, SEC], 10, 1).unwrap_err();
-        assert_eq!(e, TraceEvalError::TooShort { heartbeats: 2 });
+        assert_eq!(e, HeartbeatEvalError::TooShort { heartbeats: 2 });
         let e = evaluate(&fixed(3), &[SEC, Nanos::ZERO, SEC], 10, 1).unwrap_err();
-        assert_eq!(e, TraceEvalError::Unordered { index: 1 });
+        assert_eq!(e, HeartbeatEvalError::Unordered { index: 1 });
     }
 
     #[test]

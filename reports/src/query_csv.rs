@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use fdlab_sim::trace::QueryRow;
+use fdlab_sim::event_replay::QueryRow;
 
 /// Column names, in order.
 pub const HEADER: [&str; 3] = ["time_ms", "value", "verdict"];
@@ -14,18 +14,18 @@ pub const HEADER: [&str; 3] = ["time_ms", "value", "verdict"];
 pub const VALUE_DECIMALS: usize = 6;
 
 /// Streams query rows as CSV.
-pub struct TraceCsvWriter<W: Write> {
+pub struct QueryCsvWriter<W: Write> {
     out: csv::Writer<W>,
     time: String,
     value: String,
 }
 
-impl<W: Write> TraceCsvWriter<W> {
+impl<W: Write> QueryCsvWriter<W> {
     /// Starts the file with its header.
-    pub fn new(out: W) -> io::Result<TraceCsvWriter<W>> {
+    pub fn new(out: W) -> io::Result<QueryCsvWriter<W>> {
         let mut out = csv::Writer::from_writer(out);
         out.write_record(HEADER)?;
-        Ok(TraceCsvWriter {
+        Ok(QueryCsvWriter {
             out,
             time: String::new(),
             value: String::new(),
@@ -60,7 +60,7 @@ mod tests {
 
     #[test]
     fn writes_header_and_rows() {
-        let mut w = TraceCsvWriter::new(Vec::new()).unwrap();
+        let mut w = QueryCsvWriter::new(Vec::new()).unwrap();
         w.write(&QueryRow {
             time: Nanos(1_500_000),
             value: 4.73669,

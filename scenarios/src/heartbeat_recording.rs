@@ -33,14 +33,14 @@ const HEARTBEAT: &[u8] = b"heartbeat";
 
 /// The first problem in a heartbeat trace: the same shape as an event file's
 /// error (`file:line: problem`).
-pub type HeartbeatTraceError = EventsError;
+pub type HeartbeatRecordingError = EventsError;
 
 /// Reads the heartbeat arrival instants of a trace. `file` only names the
 /// input in errors.
-pub fn parse_heartbeat_trace(
+pub fn parse_heartbeat_recording(
     file: &str,
     reader: impl Read,
-) -> Result<Vec<Nanos>, HeartbeatTraceError> {
+) -> Result<Vec<Nanos>, HeartbeatRecordingError> {
     let input = CsvInput::read(file, reader)?;
     let mut arrivals = Vec::new();
     let mut previous = None;
@@ -114,7 +114,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<Nanos>, EventsError> {
-        parse_heartbeat_trace("hb.csv", text.as_bytes())
+        parse_heartbeat_recording("hb.csv", text.as_bytes())
     }
 
     fn err(text: &str) -> EventsError {
@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn non_utf8_does_not_panic() {
-        let e = parse_heartbeat_trace("hb.csv", &b"time_ms\n\xff\n"[..]).unwrap_err();
+        let e = parse_heartbeat_recording("hb.csv", &b"time_ms\n\xff\n"[..]).unwrap_err();
         assert!(e.problem.contains("not a number"), "{e}");
     }
 }

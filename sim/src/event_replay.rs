@@ -9,9 +9,9 @@
 
 use fdlab_protocol::{FailureDetector, Frame, Nanos, ProbeOutcome, Verdict};
 
-/// What happened at one row of a recorded trace.
+/// What happened at one row of a recorded event list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TraceEventKind {
+pub enum RecordedEventKind {
     /// A heartbeat arrived (a stream-heartbeat frame for data-stream detectors).
     Heartbeat,
     /// Asks for the detector's value and verdict at this instant.
@@ -28,26 +28,26 @@ pub enum TraceEventKind {
     ProbeFailed,
 }
 
-impl TraceEventKind {
+impl RecordedEventKind {
     /// The `event` column's spelling.
     pub const fn name(self) -> &'static str {
         match self {
-            TraceEventKind::Heartbeat => "heartbeat",
-            TraceEventKind::Query => "query",
-            TraceEventKind::Data => "data",
-            TraceEventKind::Backpressure => "backpressure",
-            TraceEventKind::Maintenance { .. } => "maintenance",
-            TraceEventKind::ProbeOk { .. } => "probe_ok",
-            TraceEventKind::ProbeFailed => "probe_failed",
+            RecordedEventKind::Heartbeat => "heartbeat",
+            RecordedEventKind::Query => "query",
+            RecordedEventKind::Data => "data",
+            RecordedEventKind::Backpressure => "backpressure",
+            RecordedEventKind::Maintenance { .. } => "maintenance",
+            RecordedEventKind::ProbeOk { .. } => "probe_ok",
+            RecordedEventKind::ProbeFailed => "probe_failed",
         }
     }
 }
 
-/// One row of a recorded trace.
+/// One row of a recorded event list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TraceEvent {
+pub struct RecordedEvent {
     pub time: Nanos,
-    pub kind: TraceEventKind,
+    pub kind: RecordedEventKind,
 }
 
 /// The answer to one `query` row.
@@ -59,9 +59,9 @@ pub struct QueryRow {
     pub verdict: Verdict,
 }
 
-/// The instant monitoring starts for a trace: its first event (recorded traces
+/// The instant monitoring starts for an event list: its first event (recorded event lists
 /// often carry epoch timestamps, so zero would be meaningless).
-pub fn monitoring_start(events: &[TraceEvent]) -> Nanos {
+pub fn monitoring_start(events: &[RecordedEvent]) -> Nanos {
     events.first().map_or(Nanos::ZERO, |e| e.time)
 }
 
@@ -92,20 +92,20 @@ pub fn fire_due_timers_observed<D: FailureDetector>(
 }
 
 /// Applies one recorded event.
-pub fn apply(detector: &mut impl FailureDetector, event: TraceEvent) {
+pub fn apply(detector: &mut impl FailureDetector, event: RecordedEvent) {
     let now = event.time;
     match event.kind {
-        TraceEventKind::Heartbeat => detector.handle_heartbeat(now),
-        TraceEventKind::Query => {}
-        TraceEventKind::Data => detector.handle_frame(now, Frame::Data),
-        TraceEventKind::Backpressure => detector.handle_frame(now, Frame::Backpressure),
-        TraceEventKind::Maintenance { pause } => {
+        RecordedEventKind::Heartbeat => detector.handle_heartbeat(now),
+        RecordedEventKind::Query => {}
+        RecordedEventKind::Data => detector.handle_frame(now, Frame::Data),
+        RecordedEventKind::Backpressure => detector.handle_frame(now, Frame::Backpressure),
+        RecordedEventKind::Maintenance { pause } => {
             detector.handle_frame(now, Frame::Maintenance { pause })
         }
-        TraceEventKind::ProbeOk { rtt } => {
+        RecordedEventKind::ProbeOk { rtt } => {
             detector.handle_probe_outcome(now, ProbeOutcome::Answered { rtt })
         }
-        TraceEventKind::ProbeFailed => detector.handle_probe_outcome(now, ProbeOutcome::Missed),
+        RecordedEventKind::ProbeFailed => detector.handle_probe_outcome(now, ProbeOutcome::Missed),
     }
 }
 
@@ -113,12 +113,12 @@ pub fn apply(detector: &mut impl FailureDetector, event: TraceEvent) {
 /// `on_query` for every `query` row.
 pub fn replay(
     detector: &mut impl FailureDetector,
-    events: &[TraceEvent],
+    events: &[RecordedEvent],
     mut on_query: impl FnMut(QueryRow),
 ) {
     for &event in events {
         fire_due_timers(detector, event.time);
-        if event.kind == TraceEventKind::Query {
+        if event.kind == RecordedEventKind::Query {
             on_query(QueryRow {
                 time: event.time,
                 value: detector.score(event.time),
@@ -135,8 +135,8 @@ mod tests {
     use super::*;
     use fdlab_protocol::fixed::{FixedTimeout, FixedTimeoutConfig};
 
-    fn at(ms: u64, kind: TraceEventKind) -> TraceEvent {
-        TraceEvent {
+    fn at(ms: u64, kind: RecordedEventKind) -> RecordedEvent {
+        RecordedEvent {
             time: Nanos::from_millis(ms),
             kind,
         }
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn queries_see_verdicts_reached_between_events() {
-        use TraceEventKind::*;
+        use RecordedEventKind::*;
         let events = [
             at(0, Heartbeat),
             at(1000, Heartbeat),
