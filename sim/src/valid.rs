@@ -96,3 +96,70 @@ impl TryFrom<Scenario> for ValidScenario {
         ValidScenario::new(scenario)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use fdlab_protocol::fixed::FixedTimeoutConfig;
+    use fdlab_protocol::phi::PhiAccrualConfig;
+    use fdlab_protocol::DetectorConfig;
+
+    use super::*;
+    use crate::scenario::{MonitorCount, Topology};
+
+    fn setup(name: &str, config: DetectorConfig) -> DetectorSetup {
+        DetectorSetup {
+            name: name.into(),
+            config,
+        }
+    }
+
+    fn scenario() -> Scenario {
+        Scenario {
+            name: "t".into(),
+            description: String::new(),
+            duration: Nanos::from_secs(10),
+            seeds: 1,
+            topology: Topology::Mesh {
+                nodes: 3,
+                monitors_per_node: MonitorCount::All,
+            },
+            network: Default::default(),
+            workload: Default::default(),
+            detectors: vec![
+                setup(
+                    "a",
+                    DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
+                ),
+                setup("b", DetectorConfig::PhiAccrual(PhiAccrualConfig::default())),
+                setup(
+                    "c",
+                    DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
+                ),
+            ],
+            faults: Vec::new(),
+            random_faults: Vec::new(),
+            clocks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_selection_of_detectors_is_the_scenario_with_only_those() {
+        let valid = ValidScenario::new(scenario()).unwrap();
+        let picked = valid.select_detectors(&[2, 0]);
+        let checked = valid
+            .with_detectors(vec![valid.detectors[2].clone(), valid.detectors[0].clone()])
+            .unwrap();
+        assert_eq!(picked, checked);
+        assert_eq!(picked.config(0).config(), &picked.detectors[0].config);
+    }
+
+    #[test]
+    fn an_invalid_scenario_gives_no_valid_one() {
+        let mut s = scenario();
+        s.detectors[1].name = "a".into();
+        let e = ValidScenario::new(s).unwrap_err();
+        assert_eq!(e.path, "detectors[1].name");
+        let valid = ValidScenario::new(scenario()).unwrap();
+        assert!(valid.with_detectors(Vec::new()).is_err());
+    }
+}

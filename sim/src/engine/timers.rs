@@ -210,3 +210,23 @@ impl<O: Observer> Simulation<'_, O> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_is_an_instant_or_a_marker_above_every_instant() {
+        assert_eq!(Deadline::at(Nanos(5)).time(), Some(Nanos(5)));
+        // An instant at the far end of time stays below the markers.
+        let far = Deadline::at(Nanos(u64::MAX));
+        assert!(far.0 < Deadline::HELD.0 && far.time().is_some());
+        for marker in [Deadline::UNKNOWN, Deadline::HELD, Deadline::NEVER] {
+            assert_eq!(marker.time(), None);
+        }
+        // A scan's minimum over instants and markers is the earliest instant.
+        let scan = [Deadline::NEVER, Deadline::at(Nanos(9)), Deadline::HELD];
+        let min = scan.iter().fold(Deadline::NEVER.0, |m, d| m.min(d.0));
+        assert_eq!(min, 9);
+    }
+}
