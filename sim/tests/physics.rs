@@ -4,70 +4,14 @@ use fdlab_protocol::decay::DataflowDecayConfig;
 use fdlab_protocol::fixed::FixedTimeoutConfig;
 use fdlab_protocol::{DetectorConfig, Nanos, Verdict};
 use fdlab_sim::engine::run;
-use fdlab_sim::outcome::RunOutcome;
 use fdlab_sim::scenario::{
-    Channel, DetectorSetup, Dist, Expect, Fault, FaultKind, MonitorCount, Network, PartitionMode,
-    Scenario, Topology, Workload,
+    Channel, DetectorSetup, Dist, Expect, Fault, FaultKind, Network, PartitionMode, Scenario,
+    Topology, Workload,
 };
 
-fn ms(v: u64) -> Nanos {
-    Nanos::from_millis(v)
-}
+mod common;
 
-fn fixed(name: &str, interval: u64, timeout: u64) -> DetectorSetup {
-    DetectorSetup {
-        name: name.into(),
-        config: DetectorConfig::FixedTimeout(FixedTimeoutConfig {
-            interval: ms(interval),
-            timeout: ms(timeout),
-            ..Default::default()
-        }),
-    }
-}
-
-fn mesh(nodes: u32, detectors: Vec<DetectorSetup>, faults: Vec<Fault>) -> Scenario {
-    let scenario = Scenario {
-        name: "test".into(),
-        description: String::new(),
-        duration: ms(60_000),
-        seeds: 1,
-        topology: Topology::Mesh {
-            nodes,
-            monitors_per_node: MonitorCount::All,
-        },
-        network: Network {
-            latency: Dist::Constant { value: ms(1) },
-            ..Default::default()
-        },
-        workload: Workload::default(),
-        detectors,
-        faults,
-        random_faults: Vec::new(),
-        clocks: Vec::new(),
-    };
-    scenario.validate().unwrap();
-    scenario
-}
-
-fn fault(kind: FaultKind, node: &str, at: u64, duration: Option<u64>) -> Fault {
-    Fault {
-        kind: Some(kind),
-        node: Some(node.into()),
-        at: Some(ms(at)),
-        duration: duration.map(ms),
-        ..Default::default()
-    }
-}
-
-/// The timeline of `monitor` watching `target` with detector `det`.
-fn timeline(out: &RunOutcome, monitor: u32, target: u32, det: usize) -> &[(Nanos, Verdict)] {
-    let pair = out
-        .pairs
-        .iter()
-        .find(|p| p.monitor == monitor && p.target == target)
-        .unwrap();
-    &pair.detectors[det].changes
-}
+use common::{fault, fixed, mesh, ms, timeline, valid};
 
 #[test]
 fn a_crash_is_detected_between_2_and_3_01_seconds_after() {
@@ -413,9 +357,4 @@ fn a_data_stream_detector_on_a_mesh_is_refused() {
     );
     s.topology = fdlab_sim::scenario::Topology::Dataflow { layers: vec![1, 1] };
     assert!(s.validate().is_ok());
-}
-
-/// The scenario, validated (every scenario a test runs must be valid).
-fn valid(s: &fdlab_sim::scenario::Scenario) -> fdlab_sim::valid::ValidScenario {
-    fdlab_sim::valid::ValidScenario::new(s.clone()).expect("a valid test scenario")
 }

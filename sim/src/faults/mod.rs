@@ -7,12 +7,19 @@ use fdlab_protocol::Nanos;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+mod outages;
+mod truth;
+
+use std::collections::BTreeMap;
+
 use crate::dist::{exponential, Sampler};
-use crate::outcome::{FaultRecord, MustDetect, Window};
+use crate::outcome::{FaultRecord, Window};
 use crate::rng::Streams;
 use crate::scenario::{
     Direction, Expect, Fault, FaultKind, PartitionMode, PartitionShape, RandomFaults, Scenario,
 };
+use outages::{NodeFault, Outages};
+use truth::{Affected, DetectRule};
 
 /// Duration of a random fault whose entry gives none.
 pub const DEFAULT_RANDOM_FAULT_DURATION: Nanos = Nanos::from_secs(1);
@@ -153,24 +160,6 @@ impl LinkFault {
     }
 }
 
-/// Who a detect-fault must be detected by.
-#[derive(Clone, Copy, Debug)]
-enum Affected {
-    /// Every monitor of this node.
-    Target(u32),
-    /// Every monitor that can no longer hear its target.
-    Partition(usize),
-    /// Every monitor whose target's messages cross the link fault.
-    Link(usize),
-}
-
-#[derive(Clone, Copy, Debug)]
-struct DetectRule {
-    record: usize,
-    window: Window,
-    affected: Affected,
-}
-
 /// The resolved schedule of one run.
 #[derive(Clone, Debug, Default)]
 pub struct Schedule {
@@ -182,6 +171,9 @@ pub struct Schedule {
     detect: Vec<DetectRule>,
     /// Windows during which a node is crashed.
     downtime: Vec<(u32, Window)>,
+    /// Each node's crash, restart and pause faults, in scenario order, until
+    /// [`Schedule::finish`] resolves them.
+    node_faults: BTreeMap<u32, Vec<NodeFault>>,
 }
 
 impl Schedule {
@@ -210,7 +202,7 @@ impl Schedule {
         for (i, random) in scenario.random_faults.iter().enumerate() {
             s.add_random(i, random, names, end, streams);
         }
-        s.finish(names.len(), end);
+        s.finish(end);
         s
     }
 
@@ -235,23 +227,32 @@ impl Schedule {
             FaultKind::Crash => {
                 if let Some(n) = node {
                     self.actions.push((start, Action::Crash { node: n }));
-                    if fault.duration.is_some() && stop < Nanos::MAX {
+                    let restarts = fault.duration.is_some();
+                    if restarts {
                         self.actions.push((stop, Action::Restart { node: n }));
                     }
+                    self.node_fault(n, NodeFault::Crash { window, restarts });
                     self.detect_target(record, expect, window, n);
                 }
             }
             FaultKind::Restart => {
                 if let Some(n) = node {
                     self.actions.push((start, Action::Restart { node: n }));
+                    self.node_fault(n, NodeFault::Restart { at: start });
                 }
             }
             FaultKind::Pause => {
                 if let Some(n) = node {
-                    let planned = fault.planned.unwrap_or(false).then_some(stop - start);
+                    let announced = fault.planned.unwrap_or(false);
+                    let planned = announced.then_some(stop - start);
                     self.actions
                         .push((start, Action::PauseStart { node: n, planned }));
                     self.actions.push((stop, Action::PauseEnd { node: n }));
+                    let pause = NodeFault::Pause {
+                        window,
+                        planned: announced,
+                    };
+                    self.node_fault(n, pause);
                     self.detect_target(record, expect, window, n);
                 }
             }
@@ -389,6 +390,10 @@ impl Schedule {
         });
     }
 
+    fn node_fault(&mut self, node: u32, fault: NodeFault) {
+        self.node_faults.entry(node).or_default().push(fault);
+    }
+
     fn detect_target(&mut self, record: usize, expect: Expect, window: Window, node: u32) {
         if expect == Expect::Detect {
             self.detect.push(DetectRule {
@@ -461,90 +466,52 @@ impl Schedule {
         }
     }
 
-    /// Sorts actions and derives crash downtimes (a crash lasts until the next
-    /// restart of its node, or the end of the run).
-    fn finish(&mut self, nodes: usize, end: Nanos) {
+    /// Resolves each node's crashes, restarts and pauses together (see
+    /// [`outages`]): the scheduled actions become one clean sequence per
+    /// node (an action that stays in it keeps its place; the rest go, and
+    /// the ends that overlaps moved are added), in time order (ties in
+    /// schedule order); then the downtimes and the ground truth.
+    fn finish(&mut self, end: Nanos) {
+        let mut canonical: Vec<(Nanos, Action)> = Vec::new();
+        let mut outages = Vec::new();
+        for (&node, faults) in &self.node_faults {
+            let o = Outages::resolve(faults, end);
+            for &(w, restarts) in &o.down {
+                canonical.push((w.start, Action::Crash { node }));
+                if restarts {
+                    canonical.push((w.end, Action::Restart { node }));
+                }
+                self.downtime.push((node, w));
+            }
+            for &at in &o.instant_restarts {
+                canonical.push((at, Action::Restart { node }));
+            }
+            for &(w, planned) in &o.paused {
+                canonical.push((w.start, Action::PauseStart { node, planned }));
+                canonical.push((w.end, Action::PauseEnd { node }));
+            }
+            outages.push((node, o));
+        }
+        let scheduled = std::mem::take(&mut self.actions);
+        for action in scheduled {
+            let outage = matches!(
+                action.1,
+                Action::Crash { .. }
+                    | Action::Restart { .. }
+                    | Action::PauseStart { .. }
+                    | Action::PauseEnd { .. }
+            );
+            if !outage {
+                self.actions.push(action);
+            } else if let Some(k) = canonical.iter().position(|c| *c == action) {
+                canonical.remove(k);
+                self.actions.push(action);
+            }
+        }
+        self.actions.extend(canonical);
         self.actions.sort_by_key(|(t, _)| *t);
-        let mut down_since: Vec<Option<Nanos>> = vec![None; nodes];
-        for &(t, action) in &self.actions {
-            match action {
-                Action::Crash { node } => {
-                    let slot = &mut down_since[node as usize];
-                    if slot.is_none() {
-                        *slot = Some(t);
-                    }
-                }
-                Action::Restart { node } => {
-                    if let Some(since) = down_since[node as usize].take() {
-                        self.downtime.push((
-                            node,
-                            Window {
-                                start: since,
-                                end: t,
-                            },
-                        ));
-                    }
-                }
-                _ => {}
-            }
-        }
-        for (node, since) in down_since.into_iter().enumerate() {
-            if let Some(since) = since {
-                self.downtime
-                    .push((node as u32, Window { start: since, end }));
-            }
-        }
         self.downtime.sort_by_key(|&(n, w)| (n, w.start));
-        // A crash must be detected until its node is back, whatever its
-        // `duration` said.
-        for rule in &mut self.detect {
-            if let Affected::Target(node) = rule.affected {
-                if self.records[rule.record].kind == FaultKind::Crash {
-                    if let Some(&(_, w)) = self
-                        .downtime
-                        .iter()
-                        .find(|(n, w)| *n == node && w.start == rule.window.start)
-                    {
-                        rule.window.end = w.end;
-                        self.records[rule.record].window.end = w.end;
-                    }
-                }
-            }
-        }
-    }
-
-    /// When `monitor` must declare `target` Failed.
-    pub fn must_detect(&self, monitor: u32, target: u32) -> Vec<MustDetect> {
-        let mut out: Vec<MustDetect> = self
-            .detect
-            .iter()
-            .filter(|rule| match rule.affected {
-                Affected::Target(n) => n == target && n != monitor,
-                Affected::Partition(p) => {
-                    let part = &self.partitions[p];
-                    part.cuts(target, monitor, rule.window.start)
-                }
-                Affected::Link(l) => {
-                    self.link_faults[l].applies(target, monitor, rule.window.start)
-                }
-            })
-            .filter(|rule| rule.window.end > rule.window.start)
-            .map(|rule| MustDetect {
-                window: rule.window,
-                fault: rule.record,
-            })
-            .collect();
-        out.sort_by_key(|m| (m.window, m.fault));
-        out
-    }
-
-    /// When `monitor` is down and its verdicts are not judged.
-    pub fn unjudged(&self, monitor: u32) -> Vec<Window> {
-        self.downtime
-            .iter()
-            .filter(|(n, _)| *n == monitor)
-            .map(|&(_, w)| w)
-            .collect()
+        self.settle_truth(&outages);
     }
 }
 
