@@ -245,7 +245,10 @@ fn sweeps(quick: bool) -> Result<(), String> {
         let plan = fdlab_scenarios::sweep_plan::plan(&scenario, &dims, 0, 1, 1, seeds)?;
         let seed_list = plan.file.seed_list();
         let start = Instant::now();
-        crate::simulate::simulate_points(&scenario, &plan.setups, &seed_list, &pool)?;
+        let points = scenario
+            .with_detectors(plan.setups.clone())
+            .map_err(|e| e.to_string())?;
+        crate::simulate::simulate_points(&points, &seed_list, &pool)?;
         let wall = start.elapsed().as_secs_f64();
         say!(
             "  {:<70} {:>7.2} s = {:>7.0} points x seeds/s",

@@ -89,6 +89,12 @@ pub fn run(args: &CheckArgs) -> Result<(), String> {
             ))
         }
     };
+    let threads = crate::budget::threads(args.jobs)?;
+    let work = crate::budget::Work {
+        runs: scenarios.iter().map(|s| (s, u64::from(s.seeds))).collect(),
+        logged: false,
+    };
+    crate::budget::check(&work, &Default::default(), threads)?;
     let pool = thread_pool(args.jobs)?;
     let sim = simulate(&scenarios, None, 1, &pool)?;
     let metrics: Vec<_> = sim.results.iter().map(scenario_metrics).collect();

@@ -15,6 +15,7 @@ use fdlab_sim::plan::RunPlan;
 use fdlab_sim::scores::ScoreSampler;
 use fdlab_sim::valid::ValidScenario;
 
+use crate::budget::{self, SizeArgs, Work};
 use crate::simulate::{simulate, thread_pool, Simulated};
 
 /// Where reports go unless `--out` says otherwise.
@@ -38,6 +39,8 @@ pub struct RunArgs {
     /// Directory for the reports.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
     out: PathBuf,
+    #[command(flatten)]
+    size: SizeArgs,
 }
 
 /// `fdlab` with no arguments: the built-in suite with its own seed counts.
@@ -49,6 +52,7 @@ impl Default for RunArgs {
             seed: 1,
             jobs: None,
             out: PathBuf::from(DEFAULT_OUT),
+            size: SizeArgs::default(),
         }
     }
 }
@@ -68,6 +72,8 @@ pub struct ReplayArgs {
     /// Directory for `trace.csv`, `timeline.svg` and `timeline.html`.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
     out: PathBuf,
+    #[command(flatten)]
+    size: SizeArgs,
 }
 
 /// `MONITOR,TARGET` as two trimmed, non-empty names.
@@ -94,6 +100,21 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             .map(|s| resolve(s).map_err(|e| e.to_string()))
             .collect::<Result<_, _>>()?
     };
+    if args.seeds == Some(0) {
+        return Err("--seeds: must be at least 1".into());
+    }
+    let threads = budget::threads(args.jobs)?;
+    let work = Work {
+        runs: scenarios
+            .iter()
+            .map(|s| (s, u64::from(args.seeds.unwrap_or(s.seeds))))
+            .collect(),
+        logged: false,
+    };
+    let checked = budget::check(&work, &args.size, threads)?;
+    if args.size.dry_run {
+        return budget::dry_run(&work, &checked, threads);
+    }
     let pool = thread_pool(args.jobs)?;
     let Simulated {
         results,
@@ -127,6 +148,14 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
 
 pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
+    let work = Work {
+        runs: vec![(&scenario, 1)],
+        logged: true,
+    };
+    let checked = budget::check(&work, &args.size, 1)?;
+    if args.size.dry_run {
+        return budget::dry_run(&work, &checked, 1);
+    }
     // The pair is checked against this seed's layout before anything runs.
     let planned = RunPlan::build(&scenario, args.seed);
     let pair = match &args.pair {

@@ -11,7 +11,6 @@ use fdlab_reports::metrics::{
     run_metrics, summarize_totals, DetectorSummary, RunTotals, ScenarioResult,
 };
 use fdlab_sim::engine;
-use fdlab_sim::scenario::DetectorSetup;
 use fdlab_sim::valid::ValidScenario;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -29,11 +28,9 @@ pub struct Simulated {
 
 /// A rayon pool of `jobs` threads (default: one per core).
 pub fn thread_pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, String> {
-    if jobs == Some(0) {
-        return Err("--jobs: must be at least 1".into());
-    }
+    let threads = crate::budget::threads(jobs)?;
     rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.unwrap_or(0))
+        .num_threads(threads)
         .build()
         .map_err(|e| format!("--jobs: {e}"))
 }
@@ -44,7 +41,9 @@ pub fn progress(len: u64, unit: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(len);
-    let template = format!("{{spinner}} {{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed_precise}}");
+    let template = format!(
+        "{{spinner}} {{bar:40}} {{pos}}/{{len}} {unit}  {{elapsed_precise}}, about {{eta}} left"
+    );
     bar.set_style(
         ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
@@ -114,23 +113,21 @@ pub fn seed_totals(scenario: &ValidScenario, seed: u64) -> Vec<RunTotals> {
         .collect()
 }
 
-/// Every setup's summary over `seeds`, each seed simulated once for all of
-/// them, seeds in parallel on `pool`.
+/// The summary of every detector of `points` (one per setting) over
+/// `seeds`, each seed simulated once for all of them, seeds in parallel on
+/// `pool`.
 pub fn simulate_points(
-    scenario: &ValidScenario,
-    setups: &[DetectorSetup],
+    points: &ValidScenario,
     seeds: &[u64],
     pool: &rayon::ThreadPool,
 ) -> Result<Vec<DetectorSummary>, String> {
-    let points = scenario
-        .with_detectors(setups.to_vec())
-        .map_err(|e| format!("{} settings together: {e}", setups.len()))?;
+    let setups = &points.detectors;
     let bar = progress(seeds.len() as u64, "seeds");
     let per_seed: Vec<Vec<RunTotals>> = pool.install(|| {
         seeds
             .par_iter()
             .map(|&seed| {
-                let totals = seed_totals(&points, seed);
+                let totals = seed_totals(points, seed);
                 bar.inc(1);
                 totals
             })

@@ -190,7 +190,20 @@ pub(crate) fn ensure(ok: bool, key: &str, problem: &str) -> Result<(), ConfigErr
 
 /// A positive duration.
 pub(crate) fn ensure_positive(value: Nanos, key: &str) -> Result<(), ConfigError> {
-    ensure(!value.is_zero(), key, "must be a positive duration")
+    ensure(!value.is_zero(), key, "must be a positive duration")?;
+    ensure_bounded(value, key)
+}
+
+/// At most [`crate::time::MAX_DURATION`].
+pub(crate) fn ensure_bounded(value: Nanos, key: &str) -> Result<(), ConfigError> {
+    ensure(
+        value <= crate::time::MAX_DURATION,
+        key,
+        &format!(
+            "{value} is beyond the longest duration fdlab takes ({}, about 146 years)",
+            crate::time::MAX_DURATION
+        ),
+    )
 }
 
 /// A finite number in the open interval `(low, high)`.

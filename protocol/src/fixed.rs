@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ensure, ensure_positive, ConfigError};
+use crate::config::{ensure, ensure_bounded, ensure_positive, ConfigError};
 use crate::detector::FailureDetector;
 use crate::time::Nanos;
 use crate::verdict::Verdict;
@@ -45,6 +45,7 @@ impl FixedTimeoutConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         ensure_positive(self.interval, "interval")?;
         ensure_positive(self.timeout, "timeout")?;
+        ensure_bounded(self.check_interval, "check_interval")?;
         if let Some(suspect) = self.suspect_after {
             ensure(
                 suspect < self.timeout,

@@ -30,7 +30,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ensure, ensure_positive, ConfigError};
+use crate::config::{ensure, ensure_bounded, ensure_positive, ConfigError};
 use crate::detector::FailureDetector;
 use crate::time::Nanos;
 use crate::verdict::Verdict;
@@ -92,6 +92,10 @@ pub const MAX_SAMPLE_SIZE_LIMIT: usize = 1_000_000;
 impl PhiAccrualConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         ensure_positive(self.interval, "interval")?;
+        ensure_bounded(
+            self.acceptable_heartbeat_pause,
+            "acceptable_heartbeat_pause",
+        )?;
         ensure(
             self.threshold.is_finite() && self.threshold > 0.0,
             "threshold",

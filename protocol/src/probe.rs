@@ -50,7 +50,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ensure, ensure_positive, ConfigError};
+use crate::config::{ensure, ensure_bounded, ensure_positive, ConfigError};
 use crate::detector::{FailureDetector, ProbeId, ProbeOutcome, Transmit};
 use crate::phi::phi_logistic;
 use crate::time::Nanos;
@@ -107,6 +107,7 @@ impl AdaptiveProbeConfig {
             ensure_positive(min, "min_timeout")?;
         }
         ensure_positive(self.min_timeout(), "initial_timeout")?;
+        ensure_bounded(self.max_timeout(), "max_timeout")?;
         ensure(
             self.max_timeout() >= self.min_timeout(),
             "max_timeout",

@@ -25,6 +25,11 @@ pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 pub const NANOS_PER_MINUTE: u64 = 60 * NANOS_PER_SEC;
 /// Nanoseconds in one hour.
 pub const NANOS_PER_HOUR: u64 = 60 * NANOS_PER_MINUTE;
+/// The longest duration or instant any input may name: 2^62 ns, about 146
+/// years. Two of them add up without overflowing a `u64` of nanoseconds, so
+/// no deadline computed from inputs can wrap or saturate; beyond, a typo
+/// (`18446744073709551615ns`) would re-arm timers at the end of time.
+pub const MAX_DURATION: Nanos = Nanos(1 << 62);
 
 /// 2^63: the doubles below it convert to `i64` without saturating.
 const I64_RANGE_END: f64 = 9_223_372_036_854_775_808.0;

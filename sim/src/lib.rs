@@ -12,6 +12,7 @@
 pub mod clock;
 pub mod dist;
 pub mod engine;
+pub mod estimate;
 pub mod event_replay;
 pub mod faults;
 pub mod heartbeat_eval;

@@ -25,6 +25,7 @@ use fdlab_scenarios::resolve;
 use fdlab_sim::valid::ValidScenario;
 use rayon::prelude::*;
 
+use crate::budget::{self, SizeArgs, Work};
 use crate::simulate::{progress, seed_totals, thread_pool};
 use fdlab_scenarios::sweep_plan::{plan, Plan, PlanFile, Shard};
 use fdlab_scenarios::vary::parse_vary;
@@ -73,6 +74,8 @@ pub struct SweepArgs {
     /// Continue an interrupted sweep in --out, without redoing finished units.
     #[arg(long)]
     resume: bool,
+    #[command(flatten)]
+    size: SizeArgs,
 }
 
 #[derive(Args)]
@@ -92,6 +95,10 @@ fn on_interrupt() {
     // A second handler would fail; one per process is all we need.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
 }
+
+/// Most (point, seed) units a sweep holds (each keeps its figures, about a
+/// hundred bytes, until the results are written).
+pub const MAX_UNITS: usize = 10_000_000;
 
 /// What a sweep computed: its plan and every finished unit of its shard.
 pub struct SweepRun {
@@ -115,6 +122,7 @@ fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<(Plan, ValidS
         return Err("--seeds: must be at least 1".into());
     }
     let seeds = args.seeds.unwrap_or(scenario.seeds);
+    budget::runs_fit(u64::from(seeds))?;
     let plan = plan(
         scenario,
         &dims,
@@ -123,6 +131,13 @@ fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<(Plan, ValidS
         args.seed,
         seeds,
     )?;
+    let units = plan.file.unit_count();
+    if units > MAX_UNITS {
+        return Err(format!(
+            "--seeds: {} points x {seeds} seeds make {units} units; at most {MAX_UNITS}",
+            plan.file.points.len()
+        ));
+    }
     // The run of one seed with every point must be a valid scenario; a
     // seed's run with some of them is then one too.
     let points = scenario
@@ -145,10 +160,21 @@ fn shard_of(args: &SweepArgs) -> Result<Shard, String> {
 }
 
 /// Runs (or resumes) a sweep; see the module docs.
-pub fn sweep(args: &SweepArgs) -> Result<SweepRun, String> {
+/// `None`: a dry run, which printed its estimates and ran nothing.
+pub fn sweep(args: &SweepArgs) -> Result<Option<SweepRun>, String> {
     let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
     let (plan, points) = make_plan(args, &scenario)?;
     let shard = shard_of(args)?;
+    let threads = budget::threads(args.jobs)?;
+    let work = Work {
+        runs: vec![(&points, u64::from(plan.file.seeds))],
+        logged: false,
+    };
+    let checked = budget::check(&work, &args.size, threads)?;
+    if args.size.dry_run {
+        budget::dry_run(&work, &checked, threads)?;
+        return Ok(None);
+    }
     let pool = thread_pool(args.jobs)?;
     let text = plan.file.render()?;
     let names: Vec<String> = plan.file.points.iter().map(|p| p.name.clone()).collect();
@@ -249,11 +275,11 @@ pub fn sweep(args: &SweepArgs) -> Result<SweepRun, String> {
         .map_err(|e| format!("{}: {e}", dir.join(UNITS).display()))?;
     let _ = fs::remove_file(dir.join(JOURNAL));
     let complete = done.len() == plan.file.unit_count();
-    Ok(SweepRun {
+    Ok(Some(SweepRun {
         plan,
         units: done,
         complete,
-    })
+    }))
 }
 
 /// Simulates one seed with the plan's points `todo` (indices into every
@@ -273,7 +299,9 @@ fn run_seed(points: &ValidScenario, seed: u64, todo: &[usize]) -> Vec<Unit> {
 /// `fdlab sweep`: run, then write and print the results (or say what a
 /// shard left to merge).
 pub fn run(args: &SweepArgs) -> Result<(), String> {
-    let done = sweep(args)?;
+    let Some(done) = sweep(args)? else {
+        return Ok(());
+    };
     if !done.complete {
         say!(
             "shard done: {} units in {}; `fdlab merge` the shard directories for the results",

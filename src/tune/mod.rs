@@ -41,6 +41,7 @@ use rayon::prelude::*;
 
 use fdlab_sim::scenario::DetectorSetup;
 
+use crate::budget::{self, SizeArgs, Work};
 use crate::simulate::simulate_points;
 use rank::{rank, Candidate, Objective};
 
@@ -93,6 +94,8 @@ pub struct TuneArgs {
     /// Worker threads (default: one per core). Results do not depend on it.
     #[arg(long, value_name = "J")]
     jobs: Option<usize>,
+    #[command(flatten)]
+    size: SizeArgs,
     /// Also write every setting with its figures here as CSV (atomically).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -138,7 +141,10 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
         candidates,
         crashes,
     } = match (&args.scenario, &args.trace) {
-        (Some(scenario), None) => on_scenario(args, scenario, kind, pins, &pool)?,
+        (Some(scenario), None) => match on_scenario(args, scenario, kind, pins, &pool)? {
+            Some(evaluated) => evaluated,
+            None => return Ok(ExitCode::SUCCESS),
+        },
         (None, Some(trace)) => on_trace(args, trace, kind, pins, &pool)?,
         _ => return Err("give a SCENARIO or --trace FILE (one of them)".into()),
     };
@@ -323,7 +329,7 @@ fn on_scenario(
     kind: &str,
     pins: Vec<(String, toml::Value)>,
     pool: &rayon::ThreadPool,
-) -> Result<Evaluated, String> {
+) -> Result<Option<Evaluated>, String> {
     let scenario = fdlab_scenarios::resolve(scenario).map_err(|e| e.to_string())?;
     if args.seeds == Some(0) {
         return Err("--seeds: must be at least 1".into());
@@ -346,10 +352,25 @@ fn on_scenario(
         })
         .collect();
     let seeds = args.seeds.unwrap_or(scenario.seeds);
+    budget::runs_fit(u64::from(seeds))?;
     let seed_list: Vec<u64> = (0..u64::from(seeds))
         .map(|k| args.seed.wrapping_add(k))
         .collect();
-    let summaries = simulate_points(&scenario, &setups, &seed_list, pool)?;
+    let count = setups.len();
+    let settings = scenario
+        .with_detectors(setups)
+        .map_err(|e| format!("{count} settings together: {e}"))?;
+    let work = Work {
+        runs: vec![(&settings, seed_list.len() as u64)],
+        logged: false,
+    };
+    let threads = pool.current_num_threads();
+    let checked = budget::check(&work, &args.size, threads)?;
+    if args.size.dry_run {
+        budget::dry_run(&work, &checked, threads)?;
+        return Ok(None);
+    }
+    let summaries = simulate_points(&settings, &seed_list, pool)?;
     let candidates = summaries
         .iter()
         .map(|s| Candidate {
@@ -373,13 +394,13 @@ fn on_scenario(
         ),
         String::new(),
     ];
-    Ok(Evaluated {
+    Ok(Some(Evaluated {
         header,
         space,
         points,
         candidates,
         crashes: "crash faults",
-    })
+    }))
 }
 
 /// The ranking's view of one evaluation.

@@ -2,6 +2,7 @@
 //! limits on what one run may ask for (nodes, detector instances and state,
 //! random faults), each refused with the key it is under.
 
+use fdlab_protocol::time::MAX_DURATION;
 use fdlab_protocol::{Nanos, ValidConfig};
 
 use super::{Dist, Fault, FaultKind, MonitorCount, PartitionShape, Scenario, Topology};
@@ -98,9 +99,28 @@ impl Topology {
 }
 
 impl Dist {
+    /// Its duration parameters, by key.
+    fn durations(&self) -> Vec<(&'static str, Nanos)> {
+        match self {
+            Dist::Constant { value } => vec![("value", *value)],
+            Dist::Uniform { min, max } => vec![("min", *min), ("max", *max)],
+            Dist::Normal { mean, std_dev } => vec![("mean", *mean), ("std_dev", *std_dev)],
+            Dist::Lognormal { median, .. } => vec![("median", *median)],
+            Dist::Pareto { scale, .. } => vec![("scale", *scale)],
+            Dist::Empirical { samples, .. } => samples
+                .iter()
+                .max()
+                .map(|&m| vec![("file", m)])
+                .unwrap_or_default(),
+        }
+    }
+
     /// Checks the parameters; `path` names the key holding the distribution.
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         let at = |key: &'static str| move || format!("{path}.{key}");
+        for (key, value) in self.durations() {
+            bounded(value, at(key))?;
+        }
         match self {
             Dist::Constant { .. } | Dist::Normal { .. } => Ok(()),
             Dist::Uniform { min, max } => check(min <= max, at("max"), "must not be below `min`"),
@@ -147,6 +167,7 @@ impl Scenario {
             || "duration".into(),
             "must be a positive duration",
         )?;
+        bounded(self.duration, || "duration".into())?;
         check(self.seeds >= 1, || "seeds".into(), "must be at least 1")?;
         self.topology.validate()?;
         let names = self.topology.node_names();
@@ -187,6 +208,9 @@ impl Scenario {
             || "workload.idle_frame_interval".into(),
             "must be a positive duration",
         )?;
+        bounded(w.idle_frame_interval, || {
+            "workload.idle_frame_interval".into()
+        })?;
 
         check(
             !self.detectors.is_empty(),
@@ -276,6 +300,11 @@ impl Scenario {
                 || path("kind"),
                 "random faults are crash, pause, slow-link, loss, backpressure or degrade",
             )?;
+            for (key, value) in [("extra_latency", r.extra_latency), ("slowdown", r.slowdown)] {
+                if let Some(v) = value {
+                    bounded(v, || path(key))?;
+                }
+            }
             if let Some(d) = &r.duration {
                 d.validate(&path("duration"))?;
             }
@@ -301,6 +330,7 @@ impl Scenario {
                 || format!("clocks[{i}].drift"),
                 "must be between -0.5 and 0.5",
             )?;
+            offset_bounded(c.offset.0, || format!("clocks[{i}].offset"))?;
         }
         Ok(configs)
     }
@@ -464,6 +494,70 @@ impl Fault {
                 "a clock fault needs `offset` or `drift`",
             )?;
         }
+        for (key, value) in [
+            ("duration", self.duration),
+            ("extra_latency", self.extra_latency),
+            ("slowdown", self.slowdown),
+            ("burst", self.burst),
+            ("gap", self.gap),
+        ] {
+            if let Some(v) = value {
+                bounded(v, || path(key))?;
+            }
+        }
+        if let Some(offset) = self.offset {
+            offset_bounded(offset.0, || path("offset"))?;
+        }
+        if let (Some(burst), Some(gap)) = (self.burst, self.gap) {
+            let start = self.at.or(self.window.map(|w| w[0])).unwrap_or_default();
+            let span = self.duration.unwrap_or(run - start.min(run));
+            bursts_bounded(span, burst, gap, || path("burst"))?;
+        }
         Ok(())
     }
+}
+
+/// At most [`MAX_DURATION`].
+pub(super) fn bounded(value: Nanos, path: impl FnOnce() -> String) -> Result<(), ScenarioError> {
+    check(
+        value <= MAX_DURATION,
+        path,
+        &format!(
+            "{value} is beyond the longest duration fdlab takes ({MAX_DURATION}, about 146 years)"
+        ),
+    )
+}
+
+/// A clock offset of at most [`MAX_DURATION`] either way.
+fn offset_bounded(offset: i64, path: impl FnOnce() -> String) -> Result<(), ScenarioError> {
+    check(
+        offset.unsigned_abs() <= MAX_DURATION.as_nanos(),
+        path,
+        &format!(
+            "is beyond the largest clock offset fdlab takes (±{MAX_DURATION}, about 146 years)"
+        ),
+    )
+}
+
+/// Most loss bursts one bursty loss fault may draw in a run (each is kept
+/// in memory for the run).
+pub const MAX_BURSTS: f64 = 1_000_000.0;
+
+/// A bursty loss fault over `span` alternates gaps and bursts of these mean
+/// lengths: refuse one that would draw more than [`MAX_BURSTS`].
+fn bursts_bounded(
+    span: Nanos,
+    burst: Nanos,
+    gap: Nanos,
+    path: impl FnOnce() -> String,
+) -> Result<(), ScenarioError> {
+    let cycle = (burst.as_nanos_f64() + gap.as_nanos_f64()).max(1.0);
+    let count = span.as_nanos_f64() / cycle;
+    check(
+        count <= MAX_BURSTS,
+        path,
+        &format!(
+            "`burst` {burst} and `gap` {gap} over {span} make about {count:.1e} loss bursts; at most {MAX_BURSTS:.0e}"
+        ),
+    )
 }

@@ -1,0 +1,49 @@
+//! Run estimates against the real event counts of every built-in and CI
+//! scenario: `--dry-run` must be within a factor of 2 of what runs.
+
+use std::path::Path;
+
+use fdlab_scenarios::{builtin_suite, load_scenario};
+use fdlab_sim::engine::run;
+use fdlab_sim::estimate::estimate;
+use fdlab_sim::valid::ValidScenario;
+
+/// Seeds averaged per scenario.
+const SEEDS: u64 = 2;
+
+fn every_scenario() -> Vec<ValidScenario> {
+    let mut all = builtin_suite().unwrap();
+    let ci = Path::new(env!("CARGO_MANIFEST_DIR")).join("ci");
+    let mut files: Vec<_> = std::fs::read_dir(&ci)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    all.extend(files.iter().map(|f| load_scenario(f).unwrap()));
+    all
+}
+
+#[test]
+fn estimates_are_within_a_factor_of_two_of_every_real_count() {
+    let mut worst: f64 = 1.0;
+    for scenario in every_scenario() {
+        let real: u64 = (1..=SEEDS)
+            .map(|seed| run(&scenario, seed, false).0.events)
+            .sum::<u64>()
+            / SEEDS;
+        let guess = estimate(&scenario).events;
+        let ratio = guess / real as f64;
+        eprintln!(
+            "{:<24} real {real:>9} estimate {guess:>11.0} ratio {ratio:.2}",
+            scenario.name
+        );
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "{}: estimated {guess:.0} events, ran {real}",
+            scenario.name
+        );
+        worst = worst.max(ratio.max(1.0 / ratio));
+    }
+    eprintln!("worst ratio {worst:.2}");
+}

@@ -1,0 +1,253 @@
+//! What a run will cost before it runs: its simulated events and the memory
+//! it holds at its peak, with the keys that set them, so that a run too
+//! large to finish or to fit is refused up front with the figure that is
+//! too large (and `--dry-run` can print them).
+//!
+//! The model counts the traffic the scenario asks for, with no fault: every
+//! heartbeat stream (one per monitored pair and distinct interval), every
+//! probing detector's probes, and on a dataflow every frame on every hop
+//! (each stage forwards what it receives, at most what its service time
+//! lets through) and every idle link's stream heartbeats. Each unit of
+//! traffic costs the engine a few events (a heartbeat: its tick and its
+//! arrival, and about one pair timer for every four; a frame on a hop: its
+//! arrival, its service and a share of timers): the factors below were
+//! measured on the built-in scenarios, whose estimates fall within a factor
+//! of 1.5 of their real counts (a test holds them within 2). Faults only
+//! remove traffic (a crashed node sends nothing), so the estimate is an
+//! upper bound up to that factor.
+
+use fdlab_protocol::Nanos;
+
+use crate::scenario::{Dist, Scenario, Topology};
+
+/// Engine events per heartbeat sent: the tick, the arrival, and a share of
+/// pair-timer firings. Measured on the built-in meshes (1.9-2.1).
+pub const EVENTS_PER_HEARTBEAT: f64 = 2.1;
+/// Engine events per probe: the probe's and its reply's arrivals and a timer.
+pub const EVENTS_PER_PROBE: f64 = 3.0;
+/// Engine events per data frame on one hop: its arrival, its service, and a
+/// share of timers. Measured on the built-in pipelines (2.6-3.0).
+pub const EVENTS_PER_FRAME_HOP: f64 = 2.8;
+/// Engine events per frame a source emits (the emission itself).
+pub const EVENTS_PER_SOURCE_FRAME: f64 = 1.0;
+/// Bytes a pending event takes in the queue.
+const QUEUE_ENTRY_BYTES: u64 = 32;
+/// Host-side bytes per detector slot (slot, random stream, timeline head).
+const SLOT_BYTES: u64 = 512;
+/// Bytes of one line of a replay's event log, held until it is written.
+pub const LOG_RECORD_BYTES: u64 = 96;
+/// Bytes of a frame waiting in a send buffer or in flight.
+const FRAME_BYTES: u64 = 16;
+
+/// One source of events: the key that sets it and what it makes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Source {
+    /// The scenario key (`detectors[1].interval`, `workload.interval`).
+    pub key: String,
+    /// What it is, for a person (`heartbeats every 1ns on 20 monitored pairs`).
+    pub what: String,
+    /// Its events in one run.
+    pub events: f64,
+}
+
+/// The cost of one run of a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// Simulated events of one run.
+    pub events: f64,
+    /// Bytes one run holds at its peak, without a replay's event log.
+    pub bytes: u64,
+    /// Where the events come from, largest first.
+    pub sources: Vec<Source>,
+}
+
+impl Estimate {
+    /// The largest source of events, if any.
+    pub fn main_source(&self) -> Option<&Source> {
+        self.sources.first()
+    }
+
+    /// Bytes of a replay of the run: the run and its event log.
+    pub fn replay_bytes(&self) -> u64 {
+        self.bytes
+            .saturating_add((self.events * LOG_RECORD_BYTES as f64).min(u64::MAX as f64) as u64)
+    }
+}
+
+/// The mean of a distribution, at least 1 ns (the engine waits at least
+/// that long between two sends); a Pareto tail without a mean counts its
+/// median.
+pub fn mean(dist: &Dist) -> Nanos {
+    let ns = match dist {
+        Dist::Constant { value } => value.as_nanos_f64(),
+        Dist::Uniform { min, max } => (min.as_nanos_f64() + max.as_nanos_f64()) / 2.0,
+        Dist::Normal { mean, .. } => mean.as_nanos_f64(),
+        Dist::Lognormal { median, sigma } => median.as_nanos_f64() * (sigma * sigma / 2.0).exp(),
+        Dist::Pareto { scale, shape } if *shape > 1.0 => {
+            scale.as_nanos_f64() * shape / (shape - 1.0)
+        }
+        Dist::Pareto { scale, shape } => scale.as_nanos_f64() * 2f64.powf(1.0 / shape),
+        Dist::Empirical { samples, .. } => {
+            let sum: f64 = samples.iter().map(|s| s.as_nanos_f64()).sum();
+            sum / samples.len().max(1) as f64
+        }
+    };
+    Nanos::from_nanos_f64(ns.max(1.0))
+}
+
+/// The cost of one run of `scenario` (validated).
+pub fn estimate(scenario: &Scenario) -> Estimate {
+    let duration = scenario.duration.as_nanos_f64();
+    let pairs = scenario.topology.monitored_pairs() as f64;
+    let mut sources = Vec::new();
+    // Heartbeat streams: one per pair and distinct interval.
+    let mut intervals: Vec<Nanos> = Vec::new();
+    for (i, d) in scenario.detectors.iter().enumerate() {
+        let Some(interval) = d.config.heartbeat_interval() else {
+            continue;
+        };
+        if intervals.contains(&interval) {
+            continue;
+        }
+        intervals.push(interval);
+        let per_pair = duration / interval.as_nanos_f64().max(1.0);
+        sources.push(Source {
+            key: format!("detectors[{i}].interval"),
+            what: format!(
+                "`{}`'s heartbeats every {interval} on {pairs} monitored pairs",
+                d.name
+            ),
+            events: pairs * per_pair * EVENTS_PER_HEARTBEAT,
+        });
+    }
+    for (i, d) in scenario.detectors.iter().enumerate() {
+        if let Some(period) = probe_period(&d.config) {
+            sources.push(Source {
+                key: format!("detectors[{i}].initial_timeout"),
+                what: format!(
+                    "`{}`'s probes every {period} on {pairs} monitored pairs",
+                    d.name
+                ),
+                events: pairs * duration / period.as_nanos_f64().max(1.0) * EVENTS_PER_PROBE,
+            });
+        }
+    }
+    if let Topology::Dataflow { layers } = &scenario.topology {
+        sources.extend(dataflow_sources(scenario, layers, duration));
+    }
+    sources.sort_by(|a, b| b.events.total_cmp(&a.events));
+    let events = sources.iter().map(|s| s.events).sum();
+    Estimate {
+        events,
+        bytes: bytes(scenario, intervals.len()),
+        sources,
+    }
+}
+
+/// A probing detector's probe period: its learned timeout, which settles at
+/// the lower clamp on a quick network.
+fn probe_period(config: &fdlab_protocol::DetectorConfig) -> Option<Nanos> {
+    use fdlab_protocol::DetectorConfig;
+    match config {
+        DetectorConfig::AdaptiveProbe(c) => Some(c.min_timeout()),
+        DetectorConfig::TwoStage(c) => probe_period(&c.fast).or_else(|| probe_period(&c.confirm)),
+        _ => None,
+    }
+}
+
+/// A dataflow's frames on every hop, and its idle links' stream heartbeats.
+fn dataflow_sources(scenario: &Scenario, layers: &[u32], duration: f64) -> Vec<Source> {
+    let w = &scenario.workload;
+    let interval = mean(&w.interval).as_nanos_f64();
+    let duty = match (&w.on, &w.off) {
+        (Some(on), Some(off)) => {
+            let (on, off) = (mean(on).as_nanos_f64(), mean(off).as_nanos_f64());
+            on / (on + off)
+        }
+        _ => 1.0,
+    };
+    let service = mean(&w.service_time).as_nanos_f64();
+    let source_links = f64::from(layers[0]) * f64::from(layers.get(1).copied().unwrap_or(0));
+    let source_frames = source_links * duration / interval * duty;
+    // Each stage forwards what it receives, at most what it can serve.
+    let mut hops = source_frames;
+    let mut through = source_frames;
+    for &stages in &layers[1..layers.len().saturating_sub(1)] {
+        through = through.min(f64::from(stages) * duration / service);
+        hops += through;
+    }
+    let links: f64 = layers
+        .windows(2)
+        .map(|p| f64::from(p[0]) * f64::from(p[1]))
+        .sum();
+    let idle = duration
+        / scenario
+            .workload
+            .idle_frame_interval
+            .as_nanos_f64()
+            .max(1.0);
+    vec![
+        Source {
+            key: "workload.interval".into(),
+            what: format!(
+                "data frames every {} on {source_links} source links, over {} hops",
+                Nanos::from_nanos_f64(interval),
+                layers.len() - 1
+            ),
+            events: hops * EVENTS_PER_FRAME_HOP + source_frames * EVENTS_PER_SOURCE_FRAME,
+        },
+        Source {
+            key: "workload.idle_frame_interval".into(),
+            what: format!("idle checks on {links} data links"),
+            events: links * idle,
+        },
+    ]
+}
+
+/// Bytes one run holds at its peak: every detector's state, the slots, the
+/// pending events (one or two per heartbeat stream and pair, a window of
+/// frames per link) and the links' buffers.
+fn bytes(scenario: &Scenario, intervals: usize) -> u64 {
+    let pairs = scenario.topology.monitored_pairs();
+    let per_pair: u64 = scenario
+        .detectors
+        .iter()
+        .map(|d| d.config.memory_estimate() + SLOT_BYTES)
+        .sum();
+    let links = match &scenario.topology {
+        Topology::Dataflow { layers } => layers
+            .windows(2)
+            .map(|p| u64::from(p[0]) * u64::from(p[1]))
+            .sum(),
+        Topology::Mesh { .. } => 0,
+    };
+    let net = &scenario.network;
+    let per_link = (u64::from(net.send_buffer) + u64::from(net.receive_queue)) * FRAME_BYTES
+        + u64::from(net.receive_queue) * QUEUE_ENTRY_BYTES;
+    let pending = pairs.saturating_mul(intervals as u64 + 2) * QUEUE_ENTRY_BYTES;
+    pairs
+        .saturating_mul(per_pair)
+        .saturating_add(pending)
+        .saturating_add(links.saturating_mul(per_link))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn means_are_at_least_a_nanosecond() {
+        let c = Dist::Constant { value: Nanos::ZERO };
+        assert_eq!(mean(&c), Nanos(1));
+        let u = Dist::Uniform {
+            min: Nanos::from_millis(5),
+            max: Nanos::from_millis(15),
+        };
+        assert_eq!(mean(&u), Nanos::from_millis(10));
+        let heavy = Dist::Pareto {
+            scale: Nanos::from_millis(1),
+            shape: 0.5,
+        };
+        assert_eq!(mean(&heavy), Nanos::from_millis(4));
+    }
+}

@@ -1,0 +1,332 @@
+//! A hostile user's scenario files: every built-in and CI scenario, mutated
+//! the ways a typo or a broken tool mutates a file (a line deleted, a table
+//! duplicated, a number or a duration made extreme, a node renamed, a byte
+//! flipped, the file cut short), each run through `fdlab run`. Every case
+//! must end in one of two ways:
+//!
+//! - exit 0 with the complete report, having simulated no more than twice
+//!   its `--dry-run` estimate;
+//! - exit 1 with exactly one `fdlab: error:` line that names the file, and
+//!   nothing written;
+//!
+//! and never a panic, an abort, a hang (each case has a deadline) or another
+//! exit status. The cases run with `--max-events` and one seed, so several
+//! hundred cases take well under a minute;
+//! `every_mutation_of_every_scenario` (ignored; `cargo test --release --test
+//! hostile_inputs -- --ignored`) runs the whole corpus.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+mod common;
+use common::fdlab_within;
+
+/// Longest a case may take before it counts as a hang (a debug build).
+const DEADLINE: Duration = Duration::from_secs(60);
+/// The event budget every case runs with.
+const MAX_EVENTS: &str = "2e6";
+/// Cases of the quick corpus per base scenario.
+const QUICK_PER_BASE: usize = 20;
+
+/// The base scenarios: every built-in and CI file.
+fn bases() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut out = Vec::new();
+    for dir in ["builtin", "ci"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+            out.push((name, text));
+        }
+    }
+    out
+}
+
+/// A small deterministic generator (SplitMix64): the corpus is the same on
+/// every machine and every run.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const NUMBERS: [&str; 10] = [
+    "0",
+    "-1",
+    "1e300",
+    "18446744073709551615",
+    "4294967296",
+    "nan",
+    "inf",
+    "0.0000001",
+    "100000",
+    "50000",
+];
+const DURATIONS: [&str; 9] = [
+    "\"1ns\"",
+    "\"0s\"",
+    "\"18446744073709551615ns\"",
+    "\"4611686018427387904ns\"",
+    "\"99999999h\"",
+    "\"+2500000h\"",
+    "\"-5s\"",
+    "\"1e9s\"",
+    "\"\"",
+];
+
+/// One mutation of `text`.
+fn mutate(text: &str, g: &mut Gen) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let i = g.below(lines.len());
+    match g.below(8) {
+        // A line deleted.
+        0 => {
+            out.remove(i);
+        }
+        // A table duplicated (from a header to the next one).
+        1 => {
+            let headers: Vec<usize> = (0..lines.len())
+                .filter(|&k| lines[k].starts_with('['))
+                .collect();
+            if let Some(&h) = headers.get(g.below(headers.len())) {
+                let end = (h + 1..lines.len())
+                    .find(|&k| lines[k].starts_with('['))
+                    .unwrap_or(lines.len());
+                let block: Vec<String> = out[h..end].to_vec();
+                out.extend(block);
+            }
+        }
+        // A number made extreme.
+        2 | 3 => {
+            let numeric: Vec<usize> = (0..lines.len())
+                .filter(|&k| lines[k].contains('=') && lines[k].chars().any(|c| c.is_ascii_digit()))
+                .collect();
+            if let Some(&k) = numeric.get(g.below(numeric.len())) {
+                let (key, _) = lines[k].split_once('=').unwrap();
+                let value = if lines[k].contains('"') {
+                    g.pick(&DURATIONS).to_string()
+                } else {
+                    g.pick(&NUMBERS).to_string()
+                };
+                out[k] = format!("{key}= {value}");
+            }
+        }
+        // A node renamed, or a layer made huge.
+        4 => {
+            let named: Vec<usize> = (0..lines.len())
+                .filter(|&k| lines[k].contains("node") || lines[k].contains("layers"))
+                .collect();
+            if let Some(&k) = named.get(g.below(named.len())) {
+                out[k] = if lines[k].contains("layers") {
+                    "layers = [50000, 2]".into()
+                } else {
+                    lines[k]
+                        .replace("\"n", "\"nosuch")
+                        .replace("\"s", "\"nosuch")
+                };
+            }
+        }
+        // A byte flipped.
+        5 => {
+            let mut bytes = text.as_bytes().to_vec();
+            let at = g.below(bytes.len());
+            bytes[at] ^= 1 << g.below(8);
+            return String::from_utf8_lossy(&bytes).into_owned();
+        }
+        // Cut short.
+        6 => {
+            let mut at = g.below(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            return text[..at].to_string();
+        }
+        // A fault or a clock with extreme values.
+        _ => {
+            let extra = *g.pick(&[
+                "[[faults]]\nkind = \"loss\"\nprobability = 0.5\nburst = \"1ns\"\ngap = \"1ns\"\nat = \"1s\"",
+                "[[faults]]\nkind = \"crash\"\nnode = \"n1\"\nat = \"1s\"\nduration = \"1s\"\n[[faults]]\nkind = \"crash\"\nnode = \"n1\"\nat = \"1s\"\nduration = \"10s\"",
+                "[[faults]]\nkind = \"pause\"\nnode = \"n1\"\nat = \"2s\"\nduration = \"9s\"\nexpect = \"detect\"\n[[faults]]\nkind = \"pause\"\nnode = \"n1\"\nat = \"1s\"\nduration = \"2s\"",
+                "[[clocks]]\nnode = \"n1\"\noffset = \"+2500000h\"",
+                "[[faults]]\nkind = \"clock\"\nnode = \"s0.0\"\noffset = \"-1000000h\"\nat = \"1s\"",
+                "[[random_faults]]\nkind = \"pause\"\nrate_per_node_hour = 1e9",
+            ]);
+            out.push(extra.to_string());
+        }
+    }
+    out.join("\n") + "\n"
+}
+
+/// What one case did.
+struct Case {
+    name: String,
+    file: PathBuf,
+    out: PathBuf,
+}
+
+/// The problems of one case, if any.
+fn check(case: &Case) -> Option<String> {
+    let file = case.file.to_str().unwrap();
+    let out = case.out.to_str().unwrap();
+    let stem = case
+        .file
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let args = [
+        "run",
+        file,
+        "--seeds",
+        "1",
+        "--max-events",
+        MAX_EVENTS,
+        "--out",
+        out,
+    ];
+    let (code, stdout, stderr, took) = fdlab_within(&args, DEADLINE);
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("fdlab: error:"))
+        .collect();
+    match code {
+        Some(0) => {
+            for f in ["index.html", "summary.csv", "runs.csv", "report.md"] {
+                if !case.out.join(f).is_file() {
+                    return Some(format!("exit 0 without {f}"));
+                }
+            }
+            let Some(events) = stdout.lines().find_map(|l| {
+                l.split(" runs, ")
+                    .nth(1)?
+                    .split(' ')
+                    .next()?
+                    .parse::<f64>()
+                    .ok()
+            }) else {
+                return Some(format!("exit 0 without an event count: {stdout:?}"));
+            };
+            let mut dry = args.to_vec();
+            dry.push("--dry-run");
+            let (_, plan, _, _) = fdlab_within(&dry, DEADLINE);
+            let Some(estimate) = plan
+                .lines()
+                .find(|l| l.starts_with(&stem))
+                .and_then(|l| l.split_whitespace().nth(2)?.parse::<f64>().ok())
+            else {
+                return Some(format!("no estimate in the dry run: {plan:?}"));
+            };
+            (events > 2.0 * estimate.max(1_000.0))
+                .then(|| format!("ran {events} events, estimated {estimate}"))
+        }
+        Some(1) => {
+            if errors.len() != 1 || stderr.lines().count() != 1 {
+                return Some(format!("exit 1 with stderr {stderr:?}"));
+            }
+            if !errors[0].contains(&stem) {
+                return Some(format!("error names no file: {}", errors[0]));
+            }
+            case.out
+                .exists()
+                .then(|| format!("exit 1 but wrote {}", case.out.display()))
+        }
+        None => Some(format!("no end within {took:?}")),
+        Some(other) => Some(format!("exit {other}: {stderr}")),
+    }
+}
+
+/// Runs `per_base` mutations of every base scenario, on every core.
+fn corpus(per_base: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    for (name, text) in bases() {
+        let mut g = Gen(name
+            .bytes()
+            .fold(7, |h: u64, b| h.wrapping_mul(31) ^ u64::from(b)));
+        for k in 0..per_base {
+            let file = dir.path().join(format!("{name}-{k:04}.toml"));
+            std::fs::write(&file, mutate(&text, &mut g)).unwrap();
+            cases.push(Case {
+                name: format!("{name}-{k:04}"),
+                out: dir.path().join(format!("out-{name}-{k:04}")),
+                file,
+            });
+        }
+    }
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let cases = &cases;
+                s.spawn(move || {
+                    cases
+                        .iter()
+                        .skip(t)
+                        .step_by(threads)
+                        .filter_map(|c| check(c).map(|p| format!("{}: {p}", c.name)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let reports = cases
+        .iter()
+        .filter(|c| c.out.join("index.html").is_file())
+        .count();
+    eprintln!(
+        "{} cases: {reports} reports, {} refused",
+        cases.len(),
+        cases.len() - reports
+    );
+    // The corpus must exercise both ends, or it checks nothing.
+    assert!(reports * 10 >= cases.len(), "only {reports} reports");
+    assert!(
+        reports * 10 <= cases.len() * 9,
+        "only {} refusals",
+        cases.len() - reports
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed (files in {}):\n{}",
+        failures.len(),
+        cases.len(),
+        dir.keep().display(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn mutated_scenarios_end_in_a_report_or_one_error() {
+    corpus(QUICK_PER_BASE);
+}
+
+#[test]
+#[ignore = "the whole corpus: about 10,000 cases; run with --release -- --ignored"]
+fn every_mutation_of_every_scenario() {
+    corpus(600);
+}
