@@ -44,8 +44,9 @@ enum Command {
     /// evidence and a snippet to paste into a scenario. Exit status 2: no
     /// setting meets --max-mistakes-per-hour.
     Tune(tune::TuneArgs),
-    /// List the built-in scenarios and the detector kinds with their keys.
-    List,
+    /// List the built-in scenarios and the detector kinds with their keys
+    /// (--faults: the fault kinds, distributions and the other tables)
+    List(list::ListArgs),
     /// Measure detector and trace-replay speed (build with --release).
     Bench(bench::BenchArgs),
     /// The CI gate: run the CI suite and fail (exit 1) when detection got
@@ -76,7 +77,7 @@ fn main() -> ExitCode {
         Some(Command::Replay(args)) => done(run::replay(&args)),
         Some(Command::Trace(args)) => done(trace::run(&args)),
         Some(Command::Tune(args)) => tune::run(&args),
-        Some(Command::List) => done(list::run()),
+        Some(Command::List(args)) => done(list::run(&args)),
         Some(Command::Bench(args)) => done(bench::run(&args)),
         Some(Command::Check(args)) => done(check::run(&args)),
         Some(Command::Sweep(args)) => done(sweep::run(&args)),
