@@ -13,6 +13,7 @@ pub mod gate;
 pub mod html;
 pub mod markdown;
 pub mod metrics;
+pub mod pid;
 pub mod query_csv;
 pub mod replay;
 pub mod report;
