@@ -348,6 +348,23 @@ mod tests {
         assert_eq!(names(root.path()), ["out"]);
     }
 
+    /// The fallback for a mount point or a read-only parent (which a test
+    /// run as root cannot make): the directory is emptied and rebuilt in
+    /// place, after the rule allowed it.
+    #[test]
+    fn in_place_empties_the_directory_and_builds_in_it() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        replace_dir(&out, &any, &mut write(&["old", "older"])).unwrap();
+        let dest = resolve(&out).unwrap();
+        let refuse = |_: &Path| Err(refused("no"));
+        assert!(in_place(&dest, &refuse, &mut write(&["new"])).is_err());
+        assert_eq!(names(&out), ["old", "older"]);
+        in_place(&dest, &any, &mut write(&["new"])).unwrap();
+        assert_eq!(names(&out), ["new"]);
+        assert_eq!(names(root.path()), ["out"]);
+    }
+
     #[test]
     fn files_and_the_current_directory_are_refused() {
         let root = tempfile::tempdir().unwrap();
