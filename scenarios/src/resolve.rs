@@ -11,6 +11,7 @@ use std::path::Path;
 use fdlab_sim::valid::ValidScenario;
 
 use crate::builtin::builtin_scenario;
+use crate::excerpt::excerpt;
 use crate::scenario_file::{load_scenario, ScenarioFileError};
 
 /// Why a scenario argument gave no scenario.
@@ -29,7 +30,8 @@ impl fmt::Display for ResolveError {
             ResolveError::Invalid(e) => e.fmt(f),
             ResolveError::Unknown(arg) => write!(
                 f,
-                "`{arg}` is neither a built-in scenario nor a file; `fdlab list` shows the built-ins"
+                "`{}` is neither a built-in scenario nor a file; `fdlab list` shows the built-ins",
+                excerpt(arg)
             ),
         }
     }
