@@ -4,9 +4,11 @@
 //! terminal table ([`tables`]); SVG charts ([`charts`]); the report of a run
 //! as Markdown and self-contained HTML ([`report`], [`markdown`], [`html`],
 //! with the tables of [`detail_table`]); the replay trace, its digest and the
-//! timeline of one pair ([`replay`]).
+//! timeline of one pair ([`replay`]); the CI gate's comparison ([`gate`]) and
+//! its baseline file ([`baseline_file`]).
 
 pub mod atomic;
+pub mod baseline_file;
 pub mod charts;
 pub mod detail_table;
 pub mod gate;
