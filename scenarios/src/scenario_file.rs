@@ -767,12 +767,8 @@ fn qualify(name: &str, arrays: &BTreeMap<String, usize>) -> String {
 // ---------------------------------------------------------------------------
 // Empirical distributions.
 
-/// Fills the samples of every `dist = "empirical"` from its CSV file.
-fn load_empirical(
-    doc: &Doc<'_>,
-    scenario: &mut Scenario,
-    base_dir: Option<&Path>,
-) -> Result<(), ScenarioFileError> {
+/// Every distribution of `scenario` that may be empirical, with its key path.
+fn dists_mut(scenario: &mut Scenario) -> Vec<(String, &mut Dist)> {
     let mut dists: Vec<(String, &mut Dist)> = vec![
         ("network.latency".to_string(), &mut scenario.network.latency),
         (
@@ -798,6 +794,16 @@ fn load_empirical(
             dists.push((format!("random_faults[{i}].duration"), d));
         }
     }
+    dists
+}
+
+/// Fills the samples of every `dist = "empirical"` from its CSV file.
+fn load_empirical(
+    doc: &Doc<'_>,
+    scenario: &mut Scenario,
+    base_dir: Option<&Path>,
+) -> Result<(), ScenarioFileError> {
+    let mut dists = dists_mut(scenario);
     dists.sort_by_key(|(path, _)| doc.start(path));
     for (path, dist) in dists {
         if let Dist::Empirical { file, samples } = dist {
@@ -805,6 +811,21 @@ fn load_empirical(
         }
     }
     Ok(())
+}
+
+/// The files fdlab read to load `scenario` from the file at `path`: the file
+/// itself and the samples files of its empirical distributions. A command
+/// checks that none of its outputs is one of them.
+pub fn files_read(path: &Path, scenario: &Scenario) -> Vec<std::path::PathBuf> {
+    let base_dir = path.parent().unwrap_or(Path::new(""));
+    let mut copy = scenario.clone();
+    let mut files = vec![path.to_path_buf()];
+    for (_, dist) in dists_mut(&mut copy) {
+        if let Dist::Empirical { file, .. } = dist {
+            files.push(base_dir.join(file.as_str()));
+        }
+    }
+    files
 }
 
 /// Reads one column of millisecond values (an optional header line; blank and
