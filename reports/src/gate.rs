@@ -360,12 +360,11 @@ pub fn markdown(c: &Comparison, baseline: &Path) -> String {
     let status = if c.passed() { "passed" } else { "FAILED" };
     let _ = writeln!(
         md,
-        "## fdlab check {status}\n\n{} scenario × detector results compared with `{}`: {} regression(s), {} improvement(s) or neutral change(s), {} not in the baseline.\n",
+        "## fdlab check {status}\n\n{} scenario × detector results compared with `{}`: {} regression(s), {} improvement(s) or neutral change(s).\n",
         c.compared,
         baseline.display(),
         c.regressions(),
-        c.changes.iter().filter(|x| !x.regression).count(),
-        c.new.len()
+        c.changes.iter().filter(|x| !x.regression).count()
     );
     if c.compares_nothing() {
         let _ = writeln!(
