@@ -30,7 +30,9 @@ pub fn fdlab_with_closed_stdout(args: &[&str]) -> Output {
         .spawn()
         .expect("runs the fdlab binary");
     drop(child.stdout.take());
-    child.wait_with_output().expect("waits for the fdlab binary")
+    child
+        .wait_with_output()
+        .expect("waits for the fdlab binary")
 }
 
 /// Runs `fdlab` with `args` under an address-space limit of `limit_mib` MiB
