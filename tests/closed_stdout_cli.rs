@@ -153,3 +153,33 @@ fn tune_keeps_its_exit_status_and_writes_its_table_with_its_output_closed() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(table.exists());
 }
+
+/// A standard output that fails otherwise than by a closed pipe (a full disk
+/// behind `> file`): the work is still done, then the failure is reported
+/// and the status is 1, since the printed output is incomplete.
+#[test]
+fn a_full_standard_output_is_reported_after_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.toml");
+    write_scenario(&scenario, "3s");
+    let out_dir = dir.path().join("out");
+    let full = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fdlab"))
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.starts_with("fdlab: error: standard output:"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(out_dir.join("index.html").exists());
+}
