@@ -11,6 +11,7 @@ mod budget;
 mod check;
 mod list;
 mod live;
+mod out_paths;
 mod run;
 mod simulate;
 mod stats;
@@ -86,11 +87,17 @@ fn main() -> ExitCode {
         Some(Command::LiveNode(args)) => done(live::node(&args)),
     };
     match result {
-        Ok(status) => status,
-        // The reader went away (`| head`): nothing left to say.
-        Err(message) if message == out::CLOSED => ExitCode::SUCCESS,
+        // The work is done; a standard output that failed other than by a
+        // closed pipe leaves the printed report incomplete (see `out`).
+        Ok(status) => match out::stdout_failure() {
+            Some(message) if status == ExitCode::SUCCESS => {
+                out::error(&message);
+                ExitCode::FAILURE
+            }
+            _ => status,
+        },
         Err(message) => {
-            eprintln!("fdlab: error: {message}");
+            out::error(&message);
             ExitCode::FAILURE
         }
     }

@@ -6,10 +6,10 @@ use std::time::Instant;
 use clap::Args;
 use fdlab_reports::charts::timeline::Timeline;
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
-use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TRACE_CSV};
-use fdlab_reports::report::{write_report, INDEX_HTML};
+use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
+use fdlab_reports::report::{write_report, CHARTS_DIR, INDEX_HTML, REPORT_MD};
 use fdlab_reports::report_dir::{check_out, ReportKind};
-use fdlab_reports::tables::terminal_table;
+use fdlab_reports::tables::{terminal_table, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV};
 use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
 use fdlab_sim::plan::RunPlan;
@@ -17,7 +17,18 @@ use fdlab_sim::scores::ScoreSampler;
 use fdlab_sim::valid::ValidScenario;
 
 use crate::budget::{self, SizeArgs, Work};
+use crate::out_paths::{refuse_in_dir, scenario_inputs};
 use crate::simulate::{simulate, thread_pool, Simulated};
+
+/// The files `fdlab run` writes into `--out`, besides the `charts/` folder.
+const REPORT_FILES: [&str; 6] = [
+    SUMMARY_CSV,
+    RUNS_CSV,
+    DETECTIONS_CSV,
+    MISTAKES_CSV,
+    REPORT_MD,
+    INDEX_HTML,
+];
 
 /// Where reports go unless `--out` says otherwise.
 pub const DEFAULT_OUT: &str = "reports-out";
@@ -86,7 +97,8 @@ fn parse_pair(text: &str) -> Result<(&str, &str), String> {
     match parts[..] {
         [m, t] if !m.is_empty() && !t.is_empty() => Ok((m, t)),
         _ => Err(format!(
-            "--pair: expected MONITOR,TARGET (two node names and a comma), got `{text}`"
+            "--pair: expected MONITOR,TARGET (two node names and a comma), got `{}`",
+            fdlab_scenarios::excerpt::excerpt(text)
         )),
     }
 }
@@ -120,6 +132,8 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         return budget::dry_run(&work, &checked, threads);
     }
     check_out(&args.out, ReportKind::Run).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let inputs = scenario_inputs(&args.scenarios, &scenarios);
+    refuse_in_dir("--out", &args.out, &REPORT_FILES, &[CHARTS_DIR], &inputs)?;
     let pool = thread_pool(args.jobs)?;
     let Simulated {
         results,
@@ -162,6 +176,12 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
         return budget::dry_run(&work, &checked, 1);
     }
     check_out(&args.out, ReportKind::Replay).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let inputs = scenario_inputs(
+        std::slice::from_ref(&args.scenario),
+        std::slice::from_ref(&scenario),
+    );
+    let written = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
+    refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
     // The pair is checked against this seed's layout before anything runs.
     let planned = RunPlan::build(&scenario, args.seed);
     let pair = match &args.pair {

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use fdlab_protocol::Nanos;
+use fdlab_scenarios::excerpt::{bounded, excerpt, key as excerpt_key};
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{DetectorSummary, ScenarioMetrics};
@@ -116,30 +117,32 @@ impl Baseline {
                 baseline.version
             ));
         }
-        let t = baseline.tolerance;
-        for (key, value) in [
-            ("tolerance.detection_time", t.detection_time),
-            ("tolerance.mistakes_per_pair_hour", t.mistakes_per_pair_hour),
-        ] {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(format!(
-                    "{}: `{key}`: must be a finite number >= 0, not {value}",
-                    file.display()
-                ));
-            }
-        }
+        crate::baseline_file::check_figures(file, text, &baseline)?;
         for (i, e) in baseline.entries.iter().enumerate() {
             if baseline.entries[..i].iter().any(|x| x.key() == e.key()) {
                 return Err(format!(
                     "{}: entry {} (`{}` / `{}`) appears twice",
                     file.display(),
                     i + 1,
-                    e.scenario,
-                    e.detector
+                    excerpt(&e.scenario),
+                    excerpt(&e.detector)
                 ));
             }
         }
         Ok(baseline)
+    }
+
+    /// Refuses a baseline with no entries for a comparison (`--update` may
+    /// fill one): a gate that compares nothing would pass anything.
+    pub fn require_entries(&self, file: &Path) -> Result<(), String> {
+        if self.entries.is_empty() {
+            return Err(format!(
+                "{}: no `[[entry]]` tables: a baseline that compares nothing cannot pass a gate; fill it with `fdlab check --update --baseline {}`",
+                file.display(),
+                file.display()
+            ));
+        }
+        Ok(())
     }
 
     /// The file's text: tolerances kept, entries from `entries`.
@@ -159,9 +162,10 @@ impl Baseline {
     }
 }
 
-/// `file:line: `key`: problem` from a TOML error, on one line.
+/// `file:line: `key`: problem` from a TOML error, on one line, quoting the
+/// file only in short excerpts.
 fn toml_error(file: &Path, text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().trim().replace('\n', " ");
+    let message = bounded(&e.message().trim().replace('\n', " "));
     let Some(span) = e.span() else {
         return format!("{}: {message}", file.display());
     };
@@ -170,7 +174,11 @@ fn toml_error(file: &Path, text: &str, e: &toml::de::Error) -> String {
     let line_text = text.lines().nth(line - 1).unwrap_or("");
     match line_text.split_once('=') {
         Some((key, _)) if !key.trim().is_empty() && !key.trim().starts_with('[') => {
-            format!("{}:{line}: `{}`: {message}", file.display(), key.trim())
+            format!(
+                "{}:{line}: `{}`: {message}",
+                file.display(),
+                excerpt_key(key.trim())
+            )
         }
         _ => format!("{}:{line}: {message}", file.display()),
     }
@@ -197,19 +205,36 @@ pub struct Comparison {
     pub changes: Vec<Change>,
     /// Scenario × detector results compared.
     pub compared: usize,
-    /// In the run, not in the baseline (pass; `--update` adds them).
+    /// In the run, not in the baseline (fail: nothing gates them until
+    /// `--update` adds them).
     pub new: Vec<(String, String)>,
     /// In the baseline, not in the run (fail: coverage was lost).
     pub missing: Vec<(String, String)>,
 }
 
 impl Comparison {
+    /// Metrics that got worse than the tolerances allow, and baseline
+    /// entries the run lost.
     pub fn regressions(&self) -> usize {
         self.changes.iter().filter(|c| c.regression).count() + self.missing.len()
     }
 
+    /// Whether the baseline covers none of the run's results. A gate that
+    /// compares nothing must not pass: an empty or foreign baseline would
+    /// let anything through.
+    pub fn compares_nothing(&self) -> bool {
+        self.compared == 0
+    }
+
+    /// Everything that fails the gate: regressions, and the run's results
+    /// that no baseline entry gates. A result with no entry is not a pass:
+    /// a new scenario or detector would otherwise never be checked.
+    pub fn failures(&self) -> usize {
+        self.regressions() + self.new.len()
+    }
+
     pub fn passed(&self) -> bool {
-        self.regressions() == 0
+        self.failures() == 0 && !self.compares_nothing()
     }
 }
 
@@ -341,6 +366,13 @@ pub fn markdown(c: &Comparison, baseline: &Path) -> String {
         c.regressions(),
         c.changes.iter().filter(|x| !x.regression).count()
     );
+    if c.compares_nothing() {
+        let _ = writeln!(
+            md,
+            "❌ The baseline covers none of the suite's {} scenario × detector results: a gate that compares nothing fails.\n",
+            c.new.len()
+        );
+    }
     if !c.changes.is_empty() {
         md.push_str("| | scenario | detector | metric | before | after | change |\n");
         md.push_str("|---|---|---|---|---|---|---|\n");
@@ -373,12 +405,12 @@ pub fn markdown(c: &Comparison, baseline: &Path) -> String {
     for (scenario, detector) in &c.new {
         let _ = writeln!(
             md,
-            "- `{}` / `{}` is new (not in the baseline; `fdlab check --update` adds it).",
+            "- ❌ `{}` / `{}` is not in the baseline: nothing gates it (`fdlab check --update` adds it).",
             cell(scenario),
             cell(detector)
         );
     }
-    if c.changes.is_empty() && c.missing.is_empty() {
+    if c.passed() && c.changes.is_empty() {
         md.push_str("Every figure is identical to the baseline.\n");
     }
     md
@@ -416,12 +448,21 @@ pub fn junit(c: &Comparison, run: &[Entry]) -> String {
         }
     };
     for e in run {
-        let problems = c
+        let mut problems: Vec<String> = c
             .changes
             .iter()
             .filter(|x| x.regression && x.scenario == e.scenario && x.detector == e.detector)
             .map(|x| format!("{}: {} -> {} ({})", x.metric, x.before, x.after, x.change))
             .collect();
+        if c.new
+            .iter()
+            .any(|(s, d)| *s == e.scenario && *d == e.detector)
+        {
+            problems.push(
+                "not in the baseline: nothing to compare with (`fdlab check --update` adds it)"
+                    .to_string(),
+            );
+        }
         case(&e.scenario, &e.detector, problems);
     }
     for (scenario, detector) in &c.missing {
@@ -493,7 +534,7 @@ mod tests {
     }
 
     #[test]
-    fn lost_detections_and_lost_entries_fail_and_new_ones_pass() {
+    fn lost_detections_lost_entries_and_new_ones_fail() {
         let before = baseline(vec![
             entry("a", Some(2000.0), Some(3000.0), 0, 0.0),
             entry("b", Some(2000.0), Some(3000.0), 0, 0.0),
@@ -506,8 +547,36 @@ mod tests {
         assert_eq!(c.regressions(), 3, "{c:?}");
         assert_eq!(c.missing, vec![("s".to_string(), "b".to_string())]);
         assert_eq!(c.new, vec![("s".to_string(), "c".to_string())]);
+        assert_eq!(c.failures(), 4);
+        assert!(!c.passed());
         let junit = junit(&c, &run);
-        assert!(junit.contains("tests=\"3\" failures=\"2\""), "{junit}");
+        assert!(junit.contains("tests=\"3\" failures=\"3\""), "{junit}");
+        assert!(junit.contains("not in the baseline"), "{junit}");
+        // A result with no entry fails on its own, however good it is.
+        let run = vec![
+            entry("a", Some(2000.0), Some(3000.0), 0, 0.0),
+            entry("b", Some(2000.0), Some(3000.0), 0, 0.0),
+            entry("c", Some(1.0), Some(1.0), 0, 0.0),
+        ];
+        let c = compare(&before, &run);
+        assert_eq!((c.regressions(), c.failures()), (0, 1));
+        assert!(!c.passed());
+        let md = markdown(&c, Path::new("b.toml"));
+        assert!(
+            md.contains("FAILED") && md.contains("`c` is not in the baseline"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_baseline_that_covers_nothing_fails() {
+        let run = vec![entry("a", Some(2000.0), Some(3000.0), 0, 0.0)];
+        let c = compare(&baseline(Vec::new()), &run);
+        assert!(c.compares_nothing());
+        assert!(!c.passed());
+        let md = markdown(&c, Path::new("b.toml"));
+        assert!(md.contains("covers none of the suite's 1"), "{md}");
+        assert!(!md.contains("identical"), "{md}");
     }
 
     #[test]

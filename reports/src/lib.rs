@@ -4,10 +4,12 @@
 //! terminal table ([`tables`]); SVG charts ([`charts`]); the report of a run
 //! as Markdown and self-contained HTML ([`report`], [`markdown`], [`html`],
 //! with the tables of [`detail_table`]); the replay trace, its digest and the
-//! timeline of one pair ([`replay`]). A report's directory is written whole
-//! ([`swap_dir`]), and replaced only when it is a report ([`report_dir`]).
+//! timeline of one pair ([`replay`]); the CI gate's comparison ([`gate`]) and
+//! its baseline file ([`baseline_file`]). A report's directory is written
+//! whole ([`swap_dir`]), and replaced only when it is a report ([`report_dir`]).
 
 pub mod atomic;
+pub mod baseline_file;
 pub mod charts;
 pub mod detail_table;
 pub mod gate;

@@ -108,6 +108,7 @@ fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<(Plan, ValidS
         return Err("--seeds: must be at least 1".into());
     }
     let seeds = args.seeds.unwrap_or(scenario.seeds);
+    crate::simulate::seed_list(args.seed, args.seeds, scenario.seeds)?;
     budget::runs_fit(u64::from(seeds))?;
     let plan = plan(
         scenario,
@@ -150,6 +151,19 @@ fn shard_of(args: &SweepArgs) -> Result<Shard, String> {
 /// to merge.
 pub fn run(args: &SweepArgs) -> Result<(), String> {
     let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
+    let inputs = crate::out_paths::scenario_inputs(
+        std::slice::from_ref(&args.scenario),
+        std::slice::from_ref(&scenario),
+    );
+    let written = [
+        PLAN,
+        UNITS,
+        JOURNAL,
+        output::SWEEP_CSV,
+        output::PARETO_CSV,
+        output::TRADEOFF_SVG,
+    ];
+    crate::out_paths::refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
     let (plan, points) = make_plan(args, &scenario)?;
     let shard = shard_of(args)?;
     let threads = budget::threads(args.jobs)?;
