@@ -131,9 +131,10 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     if args.size.dry_run {
         return budget::dry_run(&work, &checked, threads);
     }
-    check_out(&args.out, ReportKind::Run).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    // The more specific refusal first: an output that would replace an input.
     let inputs = scenario_inputs(&args.scenarios, &scenarios);
     refuse_in_dir("--out", &args.out, &REPORT_FILES, &[CHARTS_DIR], &inputs)?;
+    check_out(&args.out, ReportKind::Run).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let pool = thread_pool(args.jobs)?;
     let Simulated {
         results,
@@ -175,13 +176,13 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     if args.size.dry_run {
         return budget::dry_run(&work, &checked, 1);
     }
-    check_out(&args.out, ReportKind::Replay).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let inputs = scenario_inputs(
         std::slice::from_ref(&args.scenario),
         std::slice::from_ref(&scenario),
     );
     let written = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
     refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
+    check_out(&args.out, ReportKind::Replay).map_err(|e| format!("{}: {e}", args.out.display()))?;
     // The pair is checked against this seed's layout before anything runs.
     let planned = RunPlan::build(&scenario, args.seed);
     let pair = match &args.pair {
