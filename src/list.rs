@@ -25,7 +25,7 @@ pub fn run() -> Result<(), String> {
         ),
         (
             DetectorConfig::PhiAccrual(PhiAccrualConfig::default()),
-            "Hayashibara et al. / Akka; optional: suspect_threshold; distribution: normal | normal-exact | exponential",
+            "Hayashibara et al. / Akka; optional: suspect_threshold; distribution: normal | normal-exact | exponential; history: akka | every-interval",
         ),
         (
             DetectorConfig::AdaptiveProbe(AdaptiveProbeConfig::default()),
