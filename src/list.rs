@@ -33,7 +33,7 @@ pub fn run() -> Result<(), String> {
         ),
         (
             DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
-            "health score carried by the data stream; grace: none | one-interval; decay_per: tick | missed-frame",
+            "health score carried by the data stream; grace: none | one-interval; decay_per: tick | missed-frame; ewma_samples: every-interval | skip-backlog",
         ),
     ];
     for (config, note) in kinds {
