@@ -173,7 +173,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         (REPETITIONS, OPS, TRACE_ROWS)
     };
     if cfg!(debug_assertions) {
-        eprintln!("fdlab bench: this is a debug build; figures are only meaningful with --release");
+        note!("fdlab bench: this is a debug build; figures are only meaningful with --release");
     }
     let want = |part: Part| args.only.is_empty() || args.only.contains(&part);
     if want(Part::Detectors) {

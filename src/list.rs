@@ -1,12 +1,26 @@
 //! `fdlab list`: what can be put in a scenario.
 
+use clap::Args;
+use fdlab_sim::scenario::FaultKind;
+
 use fdlab_protocol::decay::DataflowDecayConfig;
 use fdlab_protocol::fixed::FixedTimeoutConfig;
 use fdlab_protocol::phi::PhiAccrualConfig;
 use fdlab_protocol::probe::AdaptiveProbeConfig;
 use fdlab_protocol::DetectorConfig;
 
-pub fn run() -> Result<(), String> {
+#[derive(Args)]
+pub struct ListArgs {
+    /// The fault kinds with their keys, the distributions with their
+    /// parameters, and the other tables of a scenario file, instead
+    #[arg(long)]
+    faults: bool,
+}
+
+pub fn run(args: &ListArgs) -> Result<(), String> {
+    if args.faults {
+        return faults();
+    }
     say!("Built-in scenarios (`fdlab run NAME`; the files are under scenarios/builtin/):\n");
     for (name, _) in fdlab_scenarios::builtin() {
         let scenario = fdlab_scenarios::resolve(name).map_err(|e| e.to_string())?;
@@ -44,5 +58,43 @@ pub fn run() -> Result<(), String> {
         "# two-stage: a fast detector raises Suspect, a slow one confirms Failed\n\
          kind = \"two-stage\"\nfast = {{ kind = \"dataflow-decay\" }}\nconfirm = {{ kind = \"phi-accrual\" }}"
     );
+    Ok(())
+}
+
+/// `fdlab list --faults`: every fault kind, distribution and table key that
+/// is not a detector's (docs/scenarios.md has the long form).
+fn faults() -> Result<(), String> {
+    say!(
+        "Nodes are named n0, n1, ... in a mesh and s<layer>.<index> (s0.0, s1.2) in a dataflow.\n"
+    );
+    say!("Fault kinds ([[faults]]: kind, at = \"30s\" or window = [\"10s\", \"20s\"], expect = \"detect\" | \"tolerate\",");
+    say!("and the keys below; expect defaults to detect for crash and tolerate for the rest):\n");
+    for kind in FaultKind::ALL {
+        say!("  {:<13} {}", kind.name(), kind.keys().join(", "));
+        say!("  {:<13} {}", "", kind.summary());
+    }
+    say!();
+    say!("[[random_faults]]: kind (crash, pause, slow-link, loss, backpressure, degrade), rate_per_node_hour,");
+    say!("  duration (a distribution; default 1s), extra_latency, probability, slowdown, capacity, expect\n");
+    say!("[[clocks]]: node, drift (-0.5 to 0.5; 1e-4 = 100 ppm fast), offset (\"+250ms\", \"-1s\")\n");
+    say!("Distributions (latency, data_latency, workload.interval, workload.service_time, on, off, duration):");
+    for (dist, keys) in [
+        ("constant", "value"),
+        ("uniform", "min, max"),
+        ("normal", "mean, std_dev (truncated at 0)"),
+        ("lognormal", "median, sigma (0 to 10)"),
+        ("pareto", "scale, shape (the tail index)"),
+        (
+            "empirical",
+            "file (a CSV of samples in ms, next to the scenario file)",
+        ),
+    ] {
+        say!("  {{ dist = \"{dist}\", {keys} }}");
+    }
+    say!();
+    say!("[topology]: kind = \"mesh\" (nodes, monitors_per_node = N | \"all\") or \"dataflow\" (layers = [2, 2, 2])");
+    say!("[network]: latency, data_latency, loss, heartbeat_channel = \"control\" | \"data\", send_buffer, receive_queue");
+    say!("[workload]: interval, service_time, on, off, idle_frame_interval, maintenance_frames");
+    say!("Top level: description, duration, seeds, name");
     Ok(())
 }

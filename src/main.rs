@@ -11,6 +11,7 @@ mod budget;
 mod check;
 mod list;
 mod live;
+mod out_paths;
 mod run;
 mod simulate;
 mod stats;
@@ -44,8 +45,9 @@ enum Command {
     /// evidence and a snippet to paste into a scenario. Exit status 2: no
     /// setting meets --max-mistakes-per-hour.
     Tune(tune::TuneArgs),
-    /// List the built-in scenarios and the detector kinds with their keys.
-    List,
+    /// List the built-in scenarios and the detector kinds with their keys
+    /// (--faults: the fault kinds, distributions and the other tables)
+    List(list::ListArgs),
     /// Measure detector and trace-replay speed (build with --release).
     Bench(bench::BenchArgs),
     /// The CI gate: run the CI suite and fail (exit 1) when detection got
@@ -76,7 +78,7 @@ fn main() -> ExitCode {
         Some(Command::Replay(args)) => done(run::replay(&args)),
         Some(Command::Trace(args)) => done(trace::run(&args)),
         Some(Command::Tune(args)) => tune::run(&args),
-        Some(Command::List) => done(list::run()),
+        Some(Command::List(args)) => done(list::run(&args)),
         Some(Command::Bench(args)) => done(bench::run(&args)),
         Some(Command::Check(args)) => done(check::run(&args)),
         Some(Command::Sweep(args)) => done(sweep::run(&args)),
@@ -85,11 +87,17 @@ fn main() -> ExitCode {
         Some(Command::LiveNode(args)) => done(live::node(&args)),
     };
     match result {
-        Ok(status) => status,
-        // The reader went away (`| head`): nothing left to say.
-        Err(message) if message == out::CLOSED => ExitCode::SUCCESS,
+        // The work is done; a standard output that failed other than by a
+        // closed pipe leaves the printed report incomplete (see `out`).
+        Ok(status) => match out::stdout_failure() {
+            Some(message) if status == ExitCode::SUCCESS => {
+                out::error(&message);
+                ExitCode::FAILURE
+            }
+            _ => status,
+        },
         Err(message) => {
-            eprintln!("fdlab: error: {message}");
+            out::error(&message);
             ExitCode::FAILURE
         }
     }

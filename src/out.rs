@@ -1,29 +1,92 @@
-//! Standard output that a closed pipe (`fdlab list | head`) ends quietly,
-//! where `println!` would panic.
+//! Standard output and standard error for the commands' messages.
+//!
+//! A command's printed lines are a report *about* its work, not the work: a
+//! closed standard output (`fdlab check ... | head -1`, `fdlab run | true`)
+//! must neither cut the work short nor turn into success. So a failed write
+//! to standard output is remembered and printing stops, and the command goes
+//! on: it still writes its report, its JUnit file, its sweep results, and
+//! exits with its own status.
+//!
+//! Exit status with a closed standard output: the command's own. A run,
+//! sweep or tune whose files were all written exits 0 (or tune's 2), which is
+//! honest, since the work happened; `fdlab check` exits with the gate's
+//! verdict (1 on a regression). A closed pipe (EPIPE) is the reader's choice
+//! and is not reported; any other failure to write standard output (a full
+//! disk behind `> file`) is reported once the work is done, and turns an
+//! otherwise successful command into exit status 1, since its printed output
+//! is incomplete.
 
 use std::fmt;
 use std::io::{self, Write};
+use std::sync::Mutex;
 
-/// The error a closed standard output turns into; `main` exits quietly on it.
-pub const CLOSED: &str = "standard output closed";
+/// The first failure to write standard output, if any.
+static STDOUT_FAILURE: Mutex<Option<io::Error>> = Mutex::new(None);
 
-/// Writes one line to standard output.
-pub fn line(args: fmt::Arguments<'_>) -> Result<(), String> {
+/// Writes one line to standard output, unless an earlier write failed; a
+/// failure is remembered (see [`stdout_failure`]) and ends printing, not the
+/// command.
+pub fn line(args: fmt::Arguments<'_>) {
+    let mut failure = STDOUT_FAILURE.lock().unwrap_or_else(|e| e.into_inner());
+    if failure.is_some() {
+        return;
+    }
     let mut out = io::stdout().lock();
-    match out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(CLOSED.into()),
-        Err(e) => Err(format!("standard output: {e}")),
+    if let Err(e) = out
+        .write_fmt(args)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+    {
+        *failure = Some(e);
     }
 }
 
-/// `println!` that returns from the enclosing function with an error instead
-/// of panicking when standard output fails.
+/// The failure to report after the work is done: none for a closed pipe,
+/// which is the reader's choice (see the module docs).
+pub fn stdout_failure() -> Option<String> {
+    let failure = STDOUT_FAILURE.lock().unwrap_or_else(|e| e.into_inner());
+    match &*failure {
+        Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Some(format!("standard output: {e}")),
+        _ => None,
+    }
+}
+
+/// Writes one line to standard error. Unlike `eprintln!`, a closed standard
+/// error (`2>&1 | head -1`) is not a panic: the line is lost and the exit
+/// status still says what happened.
+pub fn err_line(args: fmt::Arguments<'_>) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_fmt(args).and_then(|()| err.write_all(b"\n"));
+}
+
+/// Prints `fdlab: error: message` on one line: a control character that got
+/// into a message (a line break, a NUL, an escape sequence) is escaped.
+pub fn error(message: &str) {
+    let one_line: String = message
+        .chars()
+        .flat_map(|c| {
+            let control = c.is_control();
+            let plain = (!control).then_some(c).into_iter();
+            plain.chain(control.then(|| c.escape_debug()).into_iter().flatten())
+        })
+        .collect();
+    err_line(format_args!("fdlab: error: {one_line}"));
+}
+
+/// `println!` that neither panics nor stops the command when standard
+/// output is closed or fails (see the module docs).
 macro_rules! say {
     () => {
-        $crate::out::line(format_args!(""))?
+        $crate::out::line(format_args!(""))
     };
     ($($arg:tt)*) => {
-        $crate::out::line(format_args!($($arg)*))?
+        $crate::out::line(format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` that does not panic when standard error is closed.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        $crate::out::err_line(format_args!($($arg)*))
     };
 }

@@ -6,9 +6,10 @@ use std::time::Instant;
 use clap::Args;
 use fdlab_reports::charts::timeline::Timeline;
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
-use fdlab_reports::replay::{write_event_log_file, write_timeline, TIMELINE_HTML, TRACE_CSV};
-use fdlab_reports::report::{write_report, INDEX_HTML};
-use fdlab_reports::tables::terminal_table;
+use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
+use fdlab_reports::report::{write_report, CHARTS_DIR, INDEX_HTML, REPORT_MD};
+use fdlab_reports::report_dir::{check_out, ReportKind};
+use fdlab_reports::tables::{terminal_table, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV};
 use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
 use fdlab_sim::plan::RunPlan;
@@ -16,10 +17,24 @@ use fdlab_sim::scores::ScoreSampler;
 use fdlab_sim::valid::ValidScenario;
 
 use crate::budget::{self, SizeArgs, Work};
+use crate::out_paths::{refuse_in_dir, scenario_inputs};
 use crate::simulate::{simulate, thread_pool, Simulated};
+
+/// The files `fdlab run` writes into `--out`, besides the `charts/` folder.
+const REPORT_FILES: [&str; 6] = [
+    SUMMARY_CSV,
+    RUNS_CSV,
+    DETECTIONS_CSV,
+    MISTAKES_CSV,
+    REPORT_MD,
+    INDEX_HTML,
+];
 
 /// Where reports go unless `--out` says otherwise.
 pub const DEFAULT_OUT: &str = "reports-out";
+/// Where a replay goes unless `--out` says otherwise: not the run's
+/// directory, since a directory holds one report, replaced whole.
+pub const DEFAULT_REPLAY_OUT: &str = "replay-out";
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -70,7 +85,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "MONITOR,TARGET")]
     pair: Option<String>,
     /// Directory for `trace.csv`, `timeline.svg` and `timeline.html`.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_REPLAY_OUT)]
     out: PathBuf,
     #[command(flatten)]
     size: SizeArgs,
@@ -82,7 +97,8 @@ fn parse_pair(text: &str) -> Result<(&str, &str), String> {
     match parts[..] {
         [m, t] if !m.is_empty() && !t.is_empty() => Ok((m, t)),
         _ => Err(format!(
-            "--pair: expected MONITOR,TARGET (two node names and a comma), got `{text}`"
+            "--pair: expected MONITOR,TARGET (two node names and a comma), got `{}`",
+            fdlab_scenarios::excerpt::excerpt(text)
         )),
     }
 }
@@ -115,6 +131,10 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     if args.size.dry_run {
         return budget::dry_run(&work, &checked, threads);
     }
+    // The more specific refusal first: an output that would replace an input.
+    let inputs = scenario_inputs(&args.scenarios, &scenarios);
+    refuse_in_dir("--out", &args.out, &REPORT_FILES, &[CHARTS_DIR], &inputs)?;
+    check_out(&args.out, ReportKind::Run).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let pool = thread_pool(args.jobs)?;
     let Simulated {
         results,
@@ -156,6 +176,13 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     if args.size.dry_run {
         return budget::dry_run(&work, &checked, 1);
     }
+    let inputs = scenario_inputs(
+        std::slice::from_ref(&args.scenario),
+        std::slice::from_ref(&scenario),
+    );
+    let written = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
+    refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
+    check_out(&args.out, ReportKind::Replay).map_err(|e| format!("{}: {e}", args.out.display()))?;
     // The pair is checked against this seed's layout before anything runs.
     let planned = RunPlan::build(&scenario, args.seed);
     let pair = match &args.pair {
@@ -175,10 +202,9 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let wall = started.elapsed().as_secs_f64();
     let series = sampler.finish(outcome.duration);
     let records = records.unwrap_or_default();
-    let digest = write_event_log_file(&args.out, &outcome, &records)
-        .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let timeline = Timeline::of_run(&scenario, &outcome, pair, &series);
-    write_timeline(&args.out, &timeline).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let digest = write_replay(&args.out, &outcome, &records, &timeline)
+        .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let metrics = scenario_metrics(&ScenarioResult {
         scenario: scenario.name.clone(),
         runs: vec![outcome.clone()],

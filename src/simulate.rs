@@ -10,6 +10,7 @@ use std::time::Instant;
 use fdlab_reports::metrics::{
     run_metrics, summarize_totals, DetectorSummary, RunTotals, ScenarioResult,
 };
+use fdlab_scenarios::seed_range::seed_range;
 use fdlab_sim::engine;
 use fdlab_sim::valid::ValidScenario;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -50,6 +51,20 @@ pub fn progress(len: u64, unit: &str) -> ProgressBar {
     bar
 }
 
+/// The seeds `--seed first` and `--seeds seeds` (default: the scenario's
+/// own `seeds`) stand for, refused when they would wrap past the largest
+/// seed (see `fdlab_scenarios::seed_range`).
+pub fn seed_list(first: u64, seeds: Option<u32>, scenario_seeds: u32) -> Result<Vec<u64>, String> {
+    let (count, option) = match seeds {
+        Some(n) => (n, format!("--seeds {n}")),
+        None => (
+            scenario_seeds,
+            format!("the scenario's `seeds = {scenario_seeds}`"),
+        ),
+    };
+    Ok(seed_range(first, u64::from(count), "--seed", &option)?.collect())
+}
+
 /// Runs every scenario with `seeds` seeds (default: its own count) from
 /// `first_seed` on, in parallel; the results do not depend on the pool's size.
 pub fn simulate(
@@ -61,14 +76,11 @@ pub fn simulate(
     if seeds == Some(0) {
         return Err("--seeds: must be at least 1".into());
     }
-    let jobs: Vec<(usize, u64)> = scenarios
-        .iter()
-        .enumerate()
-        .flat_map(|(i, s)| {
-            let n = seeds.unwrap_or(s.seeds);
-            (0..u64::from(n)).map(move |k| (i, first_seed.wrapping_add(k)))
-        })
-        .collect();
+    let mut jobs: Vec<(usize, u64)> = Vec::new();
+    for (i, s) in scenarios.iter().enumerate() {
+        let list = seed_list(first_seed, seeds, s.seeds).map_err(|e| format!("{}: {e}", s.name))?;
+        jobs.extend(list.into_iter().map(|seed| (i, seed)));
+    }
     let bar = progress(jobs.len() as u64, "runs");
     let started = Instant::now();
     let outcomes = pool.install(|| {

@@ -1,8 +1,7 @@
 //! `fdlab trace`: one detector over a recorded event list.
 
-use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use fdlab_protocol::Detector;
@@ -10,7 +9,10 @@ use fdlab_reports::atomic::write_atomically;
 use fdlab_reports::query_csv::QueryCsvWriter;
 use fdlab_scenarios::detector_spec::parse_detector_arg;
 use fdlab_scenarios::events::parse_events;
+use fdlab_scenarios::read_limit::{open_limited, RECORDING_LIMIT};
 use fdlab_sim::event_replay::{monitoring_start, replay, RecordedEvent};
+
+use crate::out_paths::{refuse_same_file, Input};
 
 #[derive(Args)]
 pub struct TraceArgs {
@@ -29,6 +31,9 @@ pub struct TraceArgs {
 
 pub fn run(args: &TraceArgs) -> Result<(), String> {
     let spec = parse_detector_arg(&args.detector).map_err(|e| format!("--detector: {e}"))?;
+    if let Some(out) = &args.out {
+        refuse_same_file("--out", out, &[Input::new("the events file", &args.events)])?;
+    }
     let events = read_events(&args.events)?;
     let mut detector = Detector::new(spec.config, monitoring_start(&events))
         .map_err(|e| format!("--detector: {e}"))?;
@@ -40,7 +45,7 @@ pub fn run(args: &TraceArgs) -> Result<(), String> {
                 Ok(())
             })
             .map_err(|e| format!("{}: {e}", path.display()))?;
-            eprintln!(
+            note!(
                 "fdlab trace: {} events, {queries} queries -> {}",
                 events.len(),
                 path.display()
@@ -60,12 +65,12 @@ pub fn run(args: &TraceArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn read_events(path: &PathBuf) -> Result<Vec<RecordedEvent>, String> {
+fn read_events(path: &Path) -> Result<Vec<RecordedEvent>, String> {
     let name = path.display().to_string();
     let reader: Box<dyn Read> = if name == "-" {
         Box::new(io::stdin().lock())
     } else {
-        Box::new(File::open(path).map_err(|e| format!("{name}: {e}"))?)
+        Box::new(open_limited(path, RECORDING_LIMIT).map_err(|e| format!("{name}: {e}"))?)
     };
     parse_events(&name, BufReader::with_capacity(1 << 16, reader)).map_err(|e| e.to_string())
 }

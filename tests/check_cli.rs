@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{fdlab, text};
+use common::{assert_one_error_line, fdlab, text};
 
 /// A small suite scenario; `TIMEOUT` is the fixed detector's timeout.
 const SUITE_SCENARIO: &str = r#"
@@ -215,4 +215,198 @@ fn fdlab_check_names(baseline: &str) -> Vec<String> {
         .filter_map(|l| l.strip_prefix("scenario = \""))
         .map(|l| l.trim_end_matches('"').to_string())
         .collect()
+}
+
+/// The baseline's lines, and the index of the first line of `detector`'s
+/// entry that starts with `key`.
+fn entry_line(baseline: &Path, detector: &str, key: &str) -> (Vec<String>, usize) {
+    let written = fs::read_to_string(baseline).unwrap();
+    let lines: Vec<String> = written.lines().map(String::from).collect();
+    let entry = lines
+        .iter()
+        .position(|l| *l == format!("detector = \"{detector}\""))
+        .unwrap();
+    let at = entry
+        + lines[entry..]
+            .iter()
+            .position(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("no {key} in {detector}'s entry: {written}"));
+    (lines, at)
+}
+
+#[test]
+fn non_finite_or_negative_baseline_figures_are_refused_with_key_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (suite, baseline) = (dir.path().join("suite"), dir.path().join("base.toml"));
+    write_suite(&suite, "3s");
+    assert!(check(&suite, &baseline, &["--update"]).status.success());
+    let good = fs::read_to_string(&baseline).unwrap();
+    let junit = dir.path().join("junit.xml");
+    for (detector, key, bad) in [
+        ("fixed", "p50_ms", "nan"),
+        ("phi", "p99_ms", "inf"),
+        ("phi", "p50_ms", "-inf"),
+        ("fixed", "p99_ms", "-1.0"),
+        ("phi", "mistakes_per_pair_hour", "nan"),
+        ("fixed", "mistakes_per_pair_hour", "-0.5"),
+    ] {
+        fs::write(&baseline, &good).unwrap();
+        let (mut lines, at) = entry_line(&baseline, detector, key);
+        lines[at] = format!("{key} = {bad}");
+        fs::write(&baseline, lines.join("\n")).unwrap();
+        let out = check(&suite, &baseline, &["--junit", junit.to_str().unwrap()]);
+        let line = format!("base.toml:{}:", at + 1);
+        assert_one_error_line(&out, &[&line, key, "finite"]);
+        assert!(!junit.exists(), "{key} = {bad}: a JUnit file was written");
+    }
+    // The tolerances too, with their line.
+    let bad = good.replace("detection_time = 0.05", "detection_time = nan");
+    fs::write(&baseline, bad).unwrap();
+    let out = check(&suite, &baseline, &[]);
+    assert_one_error_line(&out, &["base.toml:9:", "tolerance.detection_time"]);
+}
+
+#[test]
+fn a_baseline_with_no_entries_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (suite, baseline) = (dir.path().join("suite"), dir.path().join("base.toml"));
+    write_suite(&suite, "3s");
+    fs::write(
+        &baseline,
+        "version = 1\n\n[tolerance]\ndetection_time = 0.05\n",
+    )
+    .unwrap();
+    let out = check(&suite, &baseline, &[]);
+    assert_one_error_line(&out, &["base.toml", "[[entry]]", "compares nothing"]);
+    // --update fills it.
+    let out = check(&suite, &baseline, &["--update"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(check(&suite, &baseline, &[]).status.success());
+}
+
+#[test]
+fn a_baseline_that_covers_none_of_the_suite_fails_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (suite, baseline) = (dir.path().join("suite"), dir.path().join("base.toml"));
+    write_suite(&suite, "3s");
+    assert!(check(&suite, &baseline, &["--update"]).status.success());
+    let other = fs::read_to_string(&baseline)
+        .unwrap()
+        .replace("scenario = \"crash\"", "scenario = \"another-suite\"");
+    fs::write(&baseline, other).unwrap();
+    let out = check(&suite, &baseline, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    assert!(report.contains("covers none of the suite's 2"), "{report}");
+    let err = text(&out.stderr);
+    assert!(err.contains("compares nothing"), "{err}");
+}
+
+#[test]
+fn a_suite_result_missing_from_the_baseline_fails_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (suite, baseline) = (dir.path().join("suite"), dir.path().join("base.toml"));
+    write_suite(&suite, "3s");
+    assert!(check(&suite, &baseline, &["--update"]).status.success());
+    // Drop phi's entry: its figures are not gated by anything.
+    let written = fs::read_to_string(&baseline).unwrap();
+    let kept: Vec<&str> = written
+        .split("[[entry]]")
+        .filter(|part| !part.contains("detector = \"phi\""))
+        .collect();
+    fs::write(&baseline, kept.join("[[entry]]")).unwrap();
+    let junit = dir.path().join("junit.xml");
+    let out = check(&suite, &baseline, &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let report = text(&out.stdout);
+    assert!(
+        report
+            .lines()
+            .any(|l| l.contains("`phi`") && l.contains("not in the baseline")),
+        "{report}"
+    );
+    let xml = fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+    assert!(xml.contains("not in the baseline"), "{xml}");
+}
+
+#[test]
+fn update_keeps_hand_written_comments_and_tolerances() {
+    let dir = tempfile::tempdir().unwrap();
+    let (suite, baseline) = (dir.path().join("suite"), dir.path().join("base.toml"));
+    write_suite(&suite, "3s");
+    assert!(check(&suite, &baseline, &["--update"]).status.success());
+    let plain = fs::read_to_string(&baseline).unwrap();
+    // A baseline nobody edited, updated, is what a fresh --update writes.
+    let fresh = dir.path().join("fresh.toml");
+    write_suite(&suite, "5s");
+    assert!(check(&suite, &fresh, &["--update"]).status.success());
+    assert!(check(&suite, &baseline, &["--update"]).status.success());
+    assert_eq!(
+        fs::read_to_string(&baseline).unwrap(),
+        fs::read_to_string(&fresh).unwrap()
+    );
+    // Hand-written comments and a hand-set tolerance survive an update.
+    write_suite(&suite, "3s");
+    let edited = format!("# owned by the platform team\n{plain}# end of baseline\n")
+        .replace(
+            "detection_time = 0.05",
+            "detection_time = 0.1 # agreed in review",
+        )
+        .replace(
+            "missed = 0\nmistakes",
+            "# no miss allowed\nmissed = 0\nmistakes",
+        )
+        .replacen(
+            "[[entry]]\nscenario = \"crash\"\ndetector = \"phi\"",
+            "# phi is what production runs\n[[entry]]\nscenario = \"crash\"\ndetector = \"phi\"",
+            1,
+        );
+    assert_ne!(edited, plain);
+    fs::write(&baseline, &edited).unwrap();
+    write_suite(&suite, "5s");
+    let out = check(&suite, &baseline, &["--update"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let updated = fs::read_to_string(&baseline).unwrap();
+    for comment in [
+        "# owned by the platform team",
+        "detection_time = 0.1 # agreed in review",
+        "# no miss allowed\nmissed = 0",
+        "# phi is what production runs\n[[entry]]",
+        "# end of baseline",
+    ] {
+        assert!(updated.contains(comment), "`{comment}` lost:\n{updated}");
+    }
+    // The figures are the new run's.
+    let figures = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("p50_ms") || l.starts_with("p99_ms"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        figures(&updated),
+        figures(&fs::read_to_string(&fresh).unwrap())
+    );
+    assert!(check(&suite, &baseline, &[]).status.success());
+}
+
+#[test]
+fn update_refuses_a_read_only_baseline_before_running() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (suite, baseline) = (dir.path().join("suite"), dir.path().join("base.toml"));
+    write_suite(&suite, "3s");
+    assert!(check(&suite, &baseline, &["--update"]).status.success());
+    let before = fs::read_to_string(&baseline).unwrap();
+    fs::set_permissions(&baseline, fs::Permissions::from_mode(0o444)).unwrap();
+    write_suite(&suite, "5s");
+    let out = check(&suite, &baseline, &["--update"]);
+    assert_one_error_line(&out, &["base.toml", "read-only"]);
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    assert_eq!(fs::read_to_string(&baseline).unwrap(), before);
+    assert_eq!(
+        fs::metadata(&baseline).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
 }

@@ -99,7 +99,8 @@ fn run_writes_every_report_file_with_its_documented_columns() {
         assert!(md.contains(&format!("(charts/{scenario}-cdf.svg)")));
         assert!(md.contains(&format!("(charts/{scenario}-tradeoff.svg)")));
     }
-    // Nothing else, and no temporary file left.
+    // Nothing else (but the marker that says it is a report), and no
+    // temporary file left.
     let mut names: Vec<String> = fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -108,6 +109,7 @@ fn run_writes_every_report_file_with_its_documented_columns() {
     assert_eq!(
         names,
         [
+            ".fdlab-report",
             "charts",
             "detections.csv",
             "index.html",

@@ -107,7 +107,13 @@ impl AdaptiveProbeConfig {
             ensure_positive(min, "min_timeout")?;
         }
         ensure_positive(self.min_timeout(), "initial_timeout")?;
-        ensure_bounded(self.max_timeout(), "max_timeout")?;
+        // The default upper clamp is four times `initial_timeout`.
+        let max_key = if self.max_timeout.is_some() {
+            "max_timeout"
+        } else {
+            "initial_timeout"
+        };
+        ensure_bounded(self.max_timeout(), max_key)?;
         ensure(
             self.max_timeout() >= self.min_timeout(),
             "max_timeout",
@@ -735,10 +741,17 @@ mod tests {
 
     #[test]
     fn extreme_inputs_do_not_panic() {
+        // The longest timeout accepted (its default upper clamp, four
+        // times it, at the limit), starting near the end of time.
         let config = AdaptiveProbeConfig {
+            initial_timeout: Nanos(crate::time::MAX_DURATION.as_nanos() / 4),
+            ..Default::default()
+        };
+        let too_long = AdaptiveProbeConfig {
             initial_timeout: Nanos(u64::MAX / 2),
             ..Default::default()
         };
+        assert_eq!(too_long.validate().unwrap_err().key, "initial_timeout");
         let mut d = AdaptiveProbe::new(config, Nanos(u64::MAX - 10)).unwrap();
         answered(&mut d, Nanos::MAX, RTT_WINDOW + 5);
         assert_eq!(d.sample_count(), RTT_WINDOW);

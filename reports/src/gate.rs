@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use fdlab_protocol::Nanos;
+use fdlab_scenarios::excerpt::{bounded, excerpt, key as excerpt_key};
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{DetectorSummary, ScenarioMetrics};
@@ -116,30 +117,32 @@ impl Baseline {
                 baseline.version
             ));
         }
-        let t = baseline.tolerance;
-        for (key, value) in [
-            ("tolerance.detection_time", t.detection_time),
-            ("tolerance.mistakes_per_pair_hour", t.mistakes_per_pair_hour),
-        ] {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(format!(
-                    "{}: `{key}`: must be a finite number >= 0, not {value}",
-                    file.display()
-                ));
-            }
-        }
+        crate::baseline_file::check_figures(file, text, &baseline)?;
         for (i, e) in baseline.entries.iter().enumerate() {
             if baseline.entries[..i].iter().any(|x| x.key() == e.key()) {
                 return Err(format!(
                     "{}: entry {} (`{}` / `{}`) appears twice",
                     file.display(),
                     i + 1,
-                    e.scenario,
-                    e.detector
+                    excerpt(&e.scenario),
+                    excerpt(&e.detector)
                 ));
             }
         }
         Ok(baseline)
+    }
+
+    /// Refuses a baseline with no entries for a comparison (`--update` may
+    /// fill one): a gate that compares nothing would pass anything.
+    pub fn require_entries(&self, file: &Path) -> Result<(), String> {
+        if self.entries.is_empty() {
+            return Err(format!(
+                "{}: no `[[entry]]` tables: a baseline that compares nothing cannot pass a gate; fill it with `fdlab check --update --baseline {}`",
+                file.display(),
+                file.display()
+            ));
+        }
+        Ok(())
     }
 
     /// The file's text: tolerances kept, entries from `entries`.
@@ -159,9 +162,10 @@ impl Baseline {
     }
 }
 
-/// `file:line: `key`: problem` from a TOML error, on one line.
+/// `file:line: `key`: problem` from a TOML error, on one line, quoting the
+/// file only in short excerpts.
 fn toml_error(file: &Path, text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().trim().replace('\n', " ");
+    let message = bounded(&e.message().trim().replace('\n', " "));
     let Some(span) = e.span() else {
         return format!("{}: {message}", file.display());
     };
@@ -170,7 +174,11 @@ fn toml_error(file: &Path, text: &str, e: &toml::de::Error) -> String {
     let line_text = text.lines().nth(line - 1).unwrap_or("");
     match line_text.split_once('=') {
         Some((key, _)) if !key.trim().is_empty() && !key.trim().starts_with('[') => {
-            format!("{}:{line}: `{}`: {message}", file.display(), key.trim())
+            format!(
+                "{}:{line}: `{}`: {message}",
+                file.display(),
+                excerpt_key(key.trim())
+            )
         }
         _ => format!("{}:{line}: {message}", file.display()),
     }
@@ -197,19 +205,48 @@ pub struct Comparison {
     pub changes: Vec<Change>,
     /// Scenario × detector results compared.
     pub compared: usize,
-    /// In the run, not in the baseline (pass; `--update` adds them).
+    /// In the run, not in the baseline (fail: nothing gates them until
+    /// `--update` adds them).
     pub new: Vec<(String, String)>,
     /// In the baseline, not in the run (fail: coverage was lost).
     pub missing: Vec<(String, String)>,
 }
 
 impl Comparison {
+    /// Metrics that got worse than the tolerances allow, and baseline
+    /// entries the run lost.
     pub fn regressions(&self) -> usize {
         self.changes.iter().filter(|c| c.regression).count() + self.missing.len()
     }
 
+    /// Whether the baseline covers none of the run's results. A gate that
+    /// compares nothing must not pass: an empty or foreign baseline would
+    /// let anything through.
+    pub fn compares_nothing(&self) -> bool {
+        self.compared == 0
+    }
+
+    /// Everything that fails the gate: regressions, and the run's results
+    /// that no baseline entry gates. A result with no entry is not a pass:
+    /// a new scenario or detector would otherwise never be checked.
+    pub fn failures(&self) -> usize {
+        self.regressions() + self.new.len()
+    }
+
     pub fn passed(&self) -> bool {
-        self.regressions() == 0
+        self.failures() == 0 && !self.compares_nothing()
+    }
+
+    /// Figures that changed within the tolerances. Runs are deterministic, so
+    /// every one of them comes from a change of code or of the suite: they
+    /// are shown as changed (⚠), and `--strict` fails on them.
+    pub fn tolerated(&self) -> usize {
+        self.changes.iter().filter(|c| !c.regression).count()
+    }
+
+    /// Whether the gate passes: under `strict`, only with no change at all.
+    pub fn passes(&self, strict: bool) -> bool {
+        self.passed() && !(strict && self.tolerated() > 0)
     }
 }
 
@@ -329,25 +366,53 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|")
 }
 
-/// A Markdown report (GitHub job summaries and GitLab render it).
-pub fn markdown(c: &Comparison, baseline: &Path) -> String {
+/// A Markdown report (GitHub job summaries and GitLab render it); under
+/// `strict`, a figure changed within the tolerances fails too.
+pub fn markdown(c: &Comparison, baseline: &Path, strict: bool) -> String {
     let mut md = String::new();
-    let status = if c.passed() { "passed" } else { "FAILED" };
+    let status = match (c.passes(strict), c.tolerated()) {
+        (false, _) => "FAILED",
+        (true, 0) => "passed",
+        (true, _) => "passed, with changed figures",
+    };
     let _ = writeln!(
         md,
-        "## fdlab check {status}\n\n{} scenario × detector results compared with `{}`: {} regression(s), {} improvement(s) or neutral change(s).\n",
+        "## fdlab check {status}\n\n{} scenario × detector results compared with `{}`: {} regression(s), {} figure(s) changed within the tolerances.\n",
         c.compared,
         baseline.display(),
         c.regressions(),
-        c.changes.iter().filter(|x| !x.regression).count()
+        c.tolerated()
     );
+    if c.tolerated() > 0 {
+        let _ = writeln!(
+            md,
+            "{} Runs are deterministic: a changed figure comes from a change of code or of the suite, never from chance. {}\n",
+            if strict { "❌" } else { "⚠" },
+            if strict {
+                "`--strict` fails on every change."
+            } else {
+                "Review each ⚠ below; `--strict` fails on them."
+            }
+        );
+    }
+    if c.compares_nothing() {
+        let _ = writeln!(
+            md,
+            "❌ The baseline covers none of the suite's {} scenario × detector results: a gate that compares nothing fails.\n",
+            c.new.len()
+        );
+    }
     if !c.changes.is_empty() {
         md.push_str("| | scenario | detector | metric | before | after | change |\n");
         md.push_str("|---|---|---|---|---|---|---|\n");
         // Regressions first, each group in suite order.
         for regression in [true, false] {
             for x in c.changes.iter().filter(|x| x.regression == regression) {
-                let mark = if regression { "❌ regression" } else { "✅" };
+                let mark = match (regression, strict) {
+                    (true, _) => "❌ regression",
+                    (false, true) => "❌ changed",
+                    (false, false) => "⚠ changed",
+                };
                 let _ = writeln!(
                     md,
                     "| {mark} | {} | {} | {} | {} | {} | {} |",
@@ -373,12 +438,12 @@ pub fn markdown(c: &Comparison, baseline: &Path) -> String {
     for (scenario, detector) in &c.new {
         let _ = writeln!(
             md,
-            "- `{}` / `{}` is new (not in the baseline; `fdlab check --update` adds it).",
+            "- ❌ `{}` / `{}` is not in the baseline: nothing gates it (`fdlab check --update` adds it).",
             cell(scenario),
             cell(detector)
         );
     }
-    if c.changes.is_empty() && c.missing.is_empty() {
+    if c.passed() && c.changes.is_empty() {
         md.push_str("Every figure is identical to the baseline.\n");
     }
     md
@@ -392,8 +457,8 @@ fn xml(text: &str) -> String {
 }
 
 /// JUnit XML: one test case per scenario × detector, failed when any of its
-/// metrics regressed.
-pub fn junit(c: &Comparison, run: &[Entry]) -> String {
+/// metrics regressed (under `strict`, when any changed).
+pub fn junit(c: &Comparison, run: &[Entry], strict: bool) -> String {
     let mut cases = String::new();
     let mut failures = 0;
     let mut case = |scenario: &str, detector: &str, problems: Vec<String>| {
@@ -416,12 +481,23 @@ pub fn junit(c: &Comparison, run: &[Entry]) -> String {
         }
     };
     for e in run {
-        let problems = c
+        let mut problems: Vec<String> = c
             .changes
             .iter()
-            .filter(|x| x.regression && x.scenario == e.scenario && x.detector == e.detector)
+            .filter(|x| {
+                (x.regression || strict) && x.scenario == e.scenario && x.detector == e.detector
+            })
             .map(|x| format!("{}: {} -> {} ({})", x.metric, x.before, x.after, x.change))
             .collect();
+        if c.new
+            .iter()
+            .any(|(s, d)| *s == e.scenario && *d == e.detector)
+        {
+            problems.push(
+                "not in the baseline: nothing to compare with (`fdlab check --update` adds it)"
+                    .to_string(),
+            );
+        }
         case(&e.scenario, &e.detector, problems);
     }
     for (scenario, detector) in &c.missing {
@@ -468,7 +544,7 @@ mod tests {
         assert!(c.passed());
         assert!(c.changes.is_empty());
         assert_eq!(c.compared, 1);
-        assert!(markdown(&c, Path::new("b.toml")).contains("identical"));
+        assert!(markdown(&c, Path::new("b.toml"), false).contains("identical"));
     }
 
     #[test]
@@ -493,7 +569,37 @@ mod tests {
     }
 
     #[test]
-    fn lost_detections_and_lost_entries_fail_and_new_ones_pass() {
+    fn a_change_within_tolerance_is_shown_and_fails_under_strict() {
+        let before = baseline(vec![entry("a", Some(2000.0), Some(3000.0), 0, 0.5)]);
+        let run = vec![entry("a", Some(2080.0), Some(3000.0), 0, 0.5)];
+        let c = compare(&before, &run);
+        assert_eq!((c.regressions(), c.tolerated()), (0, 1));
+        assert!(c.passes(false));
+        assert!(!c.passes(true));
+        let md = markdown(&c, Path::new("b.toml"), false);
+        assert!(md.contains("passed, with changed figures"), "{md}");
+        assert!(
+            md.contains(
+                "| ⚠ changed | s | a | p50 detection time | 2000.000 ms | 2080.000 ms | +4.00% |"
+            ),
+            "{md}"
+        );
+        let strict = markdown(&c, Path::new("b.toml"), true);
+        assert!(
+            strict.contains("FAILED") && strict.contains("❌ changed"),
+            "{strict}"
+        );
+        assert!(junit(&c, &run, true).contains("failures=\"1\""));
+        assert!(junit(&c, &run, false).contains("failures=\"0\""));
+        // No change at all: the same under both.
+        let same = compare(&before, &before.entries);
+        assert!(
+            same.passes(true) && markdown(&same, Path::new("b.toml"), true).contains("identical")
+        );
+    }
+
+    #[test]
+    fn lost_detections_lost_entries_and_new_ones_fail() {
         let before = baseline(vec![
             entry("a", Some(2000.0), Some(3000.0), 0, 0.0),
             entry("b", Some(2000.0), Some(3000.0), 0, 0.0),
@@ -506,8 +612,36 @@ mod tests {
         assert_eq!(c.regressions(), 3, "{c:?}");
         assert_eq!(c.missing, vec![("s".to_string(), "b".to_string())]);
         assert_eq!(c.new, vec![("s".to_string(), "c".to_string())]);
-        let junit = junit(&c, &run);
-        assert!(junit.contains("tests=\"3\" failures=\"2\""), "{junit}");
+        assert_eq!(c.failures(), 4);
+        assert!(!c.passed());
+        let junit = junit(&c, &run, false);
+        assert!(junit.contains("tests=\"3\" failures=\"3\""), "{junit}");
+        assert!(junit.contains("not in the baseline"), "{junit}");
+        // A result with no entry fails on its own, however good it is.
+        let run = vec![
+            entry("a", Some(2000.0), Some(3000.0), 0, 0.0),
+            entry("b", Some(2000.0), Some(3000.0), 0, 0.0),
+            entry("c", Some(1.0), Some(1.0), 0, 0.0),
+        ];
+        let c = compare(&before, &run);
+        assert_eq!((c.regressions(), c.failures()), (0, 1));
+        assert!(!c.passed());
+        let md = markdown(&c, Path::new("b.toml"), false);
+        assert!(
+            md.contains("FAILED") && md.contains("`c` is not in the baseline"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_baseline_that_covers_nothing_fails() {
+        let run = vec![entry("a", Some(2000.0), Some(3000.0), 0, 0.0)];
+        let c = compare(&baseline(Vec::new()), &run);
+        assert!(c.compares_nothing());
+        assert!(!c.passed());
+        let md = markdown(&c, Path::new("b.toml"), false);
+        assert!(md.contains("covers none of the suite's 1"), "{md}");
+        assert!(!md.contains("identical"), "{md}");
     }
 
     #[test]

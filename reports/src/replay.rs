@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::atomic::{write_atomically, write_file};
 use crate::charts::timeline::{timeline_svg, Timeline};
 use crate::charts::{fmt_seconds, inline_svg, xml_escape, Palette};
+use crate::report_dir::{publish, ReportKind};
 
 pub const TRACE_CSV: &str = "trace.csv";
 pub const TIMELINE_SVG: &str = "timeline.svg";
@@ -77,6 +78,23 @@ pub fn write_event_log_file(
     let (bytes, digest) = event_log_bytes(outcome, records)?;
     std::fs::create_dir_all(dir)?;
     write_atomically(&dir.join(TRACE_CSV), |out| out.write_all(&bytes))?;
+    Ok(digest)
+}
+
+/// Writes the replay's report to `dir`, whole: `trace.csv` and the
+/// timeline, in a directory that is created, or replaces an earlier report
+/// of `fdlab replay` ([`crate::report_dir`]). Returns the trace's digest.
+pub fn write_replay(
+    dir: &Path,
+    outcome: &RunOutcome,
+    records: &[LogRecord],
+    timeline: &Timeline,
+) -> io::Result<String> {
+    let mut digest = String::new();
+    publish(dir, ReportKind::Replay, |d| {
+        digest = write_event_log_file(d, outcome, records)?;
+        write_timeline(d, timeline)
+    })?;
     Ok(digest)
 }
 

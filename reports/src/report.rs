@@ -11,15 +11,24 @@
 //! Detector colours are assigned once for the whole report (scenarios in the
 //! order given, detectors in each scenario's order), so a detector keeps its
 //! colour in every chart. The same metrics give the same bytes in every file.
+//!
+//! Everything that can fail short of the disk (chart rendering, file names
+//! from scenario names) is done before the first file is written, and the
+//! report is built in a fresh directory that then replaces the output
+//! directory whole ([`crate::report_dir`]): a reader sees the previous report
+//! or this one, never a mixture.
 
 use std::io;
 use std::path::Path;
+
+use sha2::{Digest, Sha256};
 
 use crate::atomic::{ensure_dir, write_file};
 use crate::charts::cdf::cdf_svg;
 use crate::charts::tradeoff::tradeoff_svg;
 use crate::charts::Palette;
 use crate::metrics::ScenarioMetrics;
+use crate::report_dir::{publish, ReportKind};
 use crate::tables::write_tables;
 use crate::{html, markdown};
 
@@ -41,9 +50,16 @@ pub struct ScenarioReport<'a> {
     pub tradeoff_file: String,
 }
 
+/// Longest stem of a chart's file name: the usual limit of 255 bytes for a
+/// file name, less the longest suffix, `-tradeoff.svg`.
+pub const MAX_STEM: usize = 255 - "-tradeoff.svg".len();
+
 /// A scenario name made safe for a file name and an HTML id: letters, digits,
 /// `-`, `_` and `.` kept, anything else `_`; unique among `taken` (a numeric
-/// suffix is added on a clash, e.g. the same scenario file given twice).
+/// suffix is added on a clash, e.g. the same scenario file given twice). A
+/// name too long for a file name is cut to [`MAX_STEM`] bytes, its last 9
+/// a `-` and a hash of the whole name, so that names that differ only past
+/// the cut still get different files; shorter names are kept as they are.
 pub fn file_stem(name: &str, taken: &[String]) -> String {
     let mut base: String = name
         .chars()
@@ -58,10 +74,20 @@ pub fn file_stem(name: &str, taken: &[String]) -> String {
     if base.is_empty() || base.starts_with('.') {
         base.insert(0, 's');
     }
+    // `base` is ASCII: byte positions are character boundaries.
+    if base.len() > MAX_STEM {
+        let hash = Sha256::digest(name.as_bytes());
+        let hex: String = hash[..4].iter().map(|b| format!("{b:02x}")).collect();
+        base.truncate(MAX_STEM - 1 - hex.len());
+        base.push('-');
+        base.push_str(&hex);
+    }
     let mut stem = base.clone();
     let mut k = 2;
     while taken.contains(&stem) {
-        stem = format!("{base}-{k}");
+        let suffix = format!("-{k}");
+        let keep = base.len().min(MAX_STEM - suffix.len());
+        stem = format!("{}{suffix}", &base[..keep]);
         k += 1;
     }
     stem
@@ -76,10 +102,24 @@ pub fn palette_of(metrics: &[ScenarioMetrics]) -> Palette {
     )
 }
 
-/// Writes every file of the report of `metrics` into `dir` (created if
-/// missing). `descriptions` are the scenarios' descriptions, in the same
-/// order (missing ones are empty).
+/// Writes the report of `metrics` (a run's) to `dir`, whole: the directory
+/// is created, or replaced if it holds an earlier report of `fdlab run`
+/// ([`crate::report_dir`]). `descriptions` are the scenarios' descriptions,
+/// in the same order (missing ones are empty).
 pub fn write_report(
+    dir: &Path,
+    metrics: &[ScenarioMetrics],
+    descriptions: &[String],
+) -> io::Result<()> {
+    publish(dir, ReportKind::Run, |d| {
+        write_report_files(d, metrics, descriptions)
+    })
+}
+
+/// Writes every file of the report of `metrics` into `dir` (created if
+/// missing), beside whatever it holds: for a report built in a fresh
+/// directory (see [`write_report`]).
+pub fn write_report_files(
     dir: &Path,
     metrics: &[ScenarioMetrics],
     descriptions: &[String],
@@ -131,6 +171,24 @@ mod tests {
     }
 
     #[test]
+    fn long_names_give_bounded_distinct_stems() {
+        let a = "a".repeat(300);
+        let b = format!("{}b", "a".repeat(299));
+        let sa = file_stem(&a, &[]);
+        let sb = file_stem(&b, &[]);
+        assert_eq!(sa.len(), MAX_STEM);
+        assert_eq!(sb.len(), MAX_STEM);
+        assert_ne!(sa, sb);
+        let again = file_stem(&a, std::slice::from_ref(&sa));
+        assert_eq!(again.len(), MAX_STEM);
+        assert!(again.ends_with("-2"), "{again}");
+        // Every name that fits is kept as it is.
+        let fits = "c".repeat(MAX_STEM);
+        assert_eq!(file_stem(&fits, &[]), fits);
+        assert!(format!("{sa}-tradeoff.svg").len() <= 255);
+    }
+
+    #[test]
     fn report_files_are_complete_and_deterministic() {
         let m = scenario_metrics(&two_seeds());
         let mut other = m.clone();
@@ -155,6 +213,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                ".fdlab-report",
                 "charts/crash-2-cdf.svg",
                 "charts/crash-2-tradeoff.svg",
                 "charts/crash-cdf.svg",

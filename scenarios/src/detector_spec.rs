@@ -21,6 +21,8 @@ use fdlab_protocol::{ConfigError, DetectorConfig, KINDS};
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
+use crate::excerpt::{bounded, excerpt};
+
 /// One detector as a user wrote it: its configuration and optional name.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DetectorSpec {
@@ -41,17 +43,21 @@ pub struct SpecError {
 }
 
 impl SpecError {
+    /// `problem` may quote the user's values (serde's "invalid type: string
+    /// \"...\"", a duration's parse error): [`bounded`] keeps them short.
     pub fn new(key: impl Into<String>, problem: impl Into<String>) -> SpecError {
         SpecError {
             key: key.into(),
-            problem: problem.into(),
+            problem: bounded(&problem.into()),
         }
     }
 }
 
 impl fmt::Display for SpecError {
+    /// The key as an excerpt: for a malformed `--detector` item it is the
+    /// item itself, of any length.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}`: {}", self.key, self.problem)
+        write!(f, "`{}`: {}", crate::excerpt::key(&self.key), self.problem)
     }
 }
 
@@ -60,10 +66,7 @@ impl std::error::Error for SpecError {}
 impl From<ConfigError> for SpecError {
     /// A `validate` error already names its (dotted) key.
     fn from(e: ConfigError) -> SpecError {
-        SpecError {
-            key: e.key,
-            problem: e.problem,
-        }
+        SpecError::new(e.key, e.problem)
     }
 }
 
@@ -152,7 +155,7 @@ fn config_from_table(
         "two-stage" => two_stage_from_table(table, prefix, depth).map(DetectorConfig::TwoStage),
         _ => Err(SpecError::new(
             kind_key,
-            format!("unknown kind `{kind}`; expected one of {kinds}"),
+            format!("unknown kind `{}`; expected one of {kinds}", excerpt(&kind)),
         )),
     }
 }
@@ -328,7 +331,10 @@ pub fn parse_arg_value(key: &str, text: &str) -> Result<Value, SpecError> {
         // A lone quote is a typo far more often than part of a name.
         _ if quoted => Err(SpecError::new(
             key,
-            format!("`{text}` starts with a quote but is not a complete quoted string"),
+            format!(
+                "`{}` starts with a quote but is not a complete quoted string",
+                excerpt(text)
+            ),
         )),
         _ => Ok(Value::String(text.to_string())),
     }
@@ -392,6 +398,34 @@ mod tests {
             Ok(spec) => panic!("`{arg}` parsed as {spec:?}"),
             Err(e) => e,
         }
+    }
+
+    #[test]
+    fn errors_quote_a_short_escaped_excerpt() {
+        let e = err_of("kind=phi\u{1b}[2J");
+        assert_eq!(
+            e.problem,
+            format!(
+                "unknown kind `phi\\u{{1b}}[2J`; expected one of {}",
+                KINDS.join(", ")
+            )
+        );
+        let long = format!("kind=phi-accrual,threshold={}x", "9".repeat(100_000));
+        let e = err_of(&long);
+        assert_eq!(e.key, "threshold");
+        assert!(e.problem.len() < 200, "{}", e.problem);
+        let item = "t".repeat(100_000);
+        let e = err_of(&format!("kind=phi-accrual,{item}"));
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with(&format!("`{}…`: is not of the form", "t".repeat(120))),
+            "{shown}"
+        );
+        let e = err_of(&format!(
+            "kind=fixed-timeout,timeout={}",
+            "s".repeat(100_000)
+        ));
+        assert!(e.to_string().len() < 200, "{}", e.to_string().len());
     }
 
     #[test]

@@ -15,7 +15,11 @@
 //!
 //! Times are decimal milliseconds, parsed exactly into nanoseconds, and must not
 //! decrease: replay applies events in file order and a detector's timers cannot
-//! run backwards. `arg_ms` is the round-trip time of `probe_ok` and the pause
+//! run backwards. They must not pass [`RECORDED_TIME_LIMIT`] either (2^62 ns,
+//! about 146 years): a detector adds timeouts and pauses to them, and near
+//! the end of the nanosecond clock (2^64 ns) those sums would saturate and
+//! turn into wrong verdicts. A file is read up to
+//! [`RECORDING_LIMIT`](crate::read_limit::RECORDING_LIMIT) bytes. `arg_ms` is the round-trip time of `probe_ok` and the pause
 //! length of `maintenance`, and must be empty for every other event, so that a
 //! value in the wrong row is reported rather than silently dropped.
 //!
@@ -27,6 +31,15 @@ use std::io::Read;
 
 use fdlab_protocol::Nanos;
 use fdlab_sim::event_replay::{RecordedEvent, RecordedEventKind};
+
+use crate::excerpt::excerpt_bytes;
+use crate::read_limit::{read_limited, RECORDING_LIMIT};
+
+/// The latest instant (and the longest pause or round-trip time) a recording
+/// may hold: 2^62 ns, about 146 years from the recording's zero. Far past any
+/// real clock (Unix time in ms is about 2^40.6 today), and far enough below
+/// 2^64 ns that every sum a detector makes of a time and a duration is exact.
+pub const RECORDED_TIME_LIMIT: Nanos = Nanos(1 << 62);
 
 /// The first problem found in an event file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,13 +118,13 @@ pub(crate) struct CsvInput {
 }
 
 impl CsvInput {
-    pub(crate) fn read(file: &str, mut reader: impl Read) -> Result<CsvInput, EventsError> {
+    /// Reads at most [`RECORDING_LIMIT`] bytes of `reader`.
+    pub(crate) fn read(file: &str, reader: impl Read) -> Result<CsvInput, EventsError> {
         let mut input = CsvInput {
             file: file.to_string(),
             data: Vec::new(),
         };
-        reader
-            .read_to_end(&mut input.data)
+        input.data = read_limited(reader, RECORDING_LIMIT)
             .map_err(|e| input.error(None, format!("cannot read: {e}")))?;
         Ok(input)
     }
@@ -238,9 +251,10 @@ pub(crate) fn is_blank(record: &csv::ByteRecord) -> bool {
     record.iter().all(|field| field.trim_ascii().is_empty())
 }
 
-/// Text of a field for an error message (lossy: the file may not be UTF-8).
+/// Text of a field for an error message: a short excerpt, escaped (lossy:
+/// the file may not be UTF-8); see [`crate::excerpt`].
 pub(crate) fn show(field: &[u8]) -> String {
-    String::from_utf8_lossy(field).into_owned()
+    excerpt_bytes(field)
 }
 
 fn millis(n: Nanos) -> String {
@@ -382,25 +396,32 @@ fn read_row(record: &csv::ByteRecord, columns: &Columns) -> Result<RecordedEvent
     Ok(RecordedEvent { time, kind })
 }
 
-/// Decimal milliseconds, exactly, as [`Nanos::parse_millis`] reads them, with
-/// a message that names the column and quotes the text.
+/// Decimal milliseconds, exactly, as [`Nanos::parse_millis`] reads them, at
+/// most [`RECORDED_TIME_LIMIT`], with a message that names the column and
+/// quotes the text.
 pub(crate) fn parse_millis(column: &str, text: &[u8]) -> Result<Nanos, String> {
     let bad = |why: &str| format!("`{column}` is `{}`: {why}", show(text));
+    let past_limit = || {
+        bad(&format!(
+            "past the limit of {} ms (2^62 ns, about 146 years)",
+            millis(RECORDED_TIME_LIMIT)
+        ))
+    };
     if text.is_empty() {
         return Err(format!("`{column}` is empty"));
     }
     let Ok(s) = std::str::from_utf8(text) else {
         return Err(bad("not a number"));
     };
-    Nanos::parse_millis(s).map_err(|_| {
-        if s.starts_with('-') {
-            bad("must not be negative")
-        } else if looks_decimal(s) {
-            bad("too large")
-        } else {
-            bad("not a number (decimal milliseconds, like 1500 or 1500.25)")
-        }
-    })
+    match Nanos::parse_millis(s) {
+        Ok(n) if n > RECORDED_TIME_LIMIT => Err(past_limit()),
+        Ok(n) => Ok(n),
+        Err(_) if s.starts_with('-') => Err(bad("must not be negative")),
+        Err(_) if looks_decimal(s) => Err(past_limit()),
+        Err(_) => Err(bad(
+            "not a number (decimal milliseconds, like 1500 or 1500.25)",
+        )),
+    }
 }
 
 /// Digits with at most one `.`: a number that failed to parse only by size.
@@ -514,7 +535,7 @@ mod tests {
         let e = err("time_ms,event\n-5,heartbeat\n");
         assert!(e.problem.contains("negative"), "{e}");
         let e = err("time_ms,event\n99999999999999999999,heartbeat\n");
-        assert!(e.problem.contains("too large"), "{e}");
+        assert!(e.problem.contains("past the limit"), "{e}");
         let e = err("time_ms,event\n,heartbeat\n");
         assert_eq!(e.problem, "`time_ms` is empty");
         let e = err("time_ms,event,arg_ms\n1,probe_ok,fast\n");
@@ -522,6 +543,49 @@ mod tests {
             e.problem.starts_with("`arg_ms` is `fast`: not a number"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn times_and_durations_past_2_pow_62_ns_are_refused() {
+        // 2^62 ns = 4611686018427.387904 ms: the limit itself is accepted.
+        let events =
+            parse("time_ms,event,arg_ms\n4611686018427.387904,maintenance,4611686018427.387904\n")
+                .unwrap();
+        assert_eq!(events[0].time, RECORDED_TIME_LIMIT);
+        let e = err("time_ms,event\n0,heartbeat\n4611686018427.388,query\n");
+        assert_eq!(e.line, Some(3));
+        assert_eq!(
+            e.problem,
+            "`time_ms` is `4611686018427.388`: past the limit of 4611686018427.387904 ms (2^62 ns, about 146 years)"
+        );
+        let e = err("time_ms,event\n18446744073709,query\n");
+        assert!(e.problem.contains("past the limit"), "{e}");
+        let e = err("time_ms,event,arg_ms\n1,probe_ok,4611686018428\n");
+        assert!(
+            e.problem
+                .starts_with("`arg_ms` is `4611686018428`: past the limit"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn quoted_input_is_a_short_escaped_excerpt() {
+        let huge = "7".repeat(1 << 20);
+        let e = err(&format!("time_ms,event\n{huge}x,heartbeat\n"));
+        assert_eq!(
+            e.problem,
+            format!(
+                "`time_ms` is `{}…`: not a number (decimal milliseconds, like 1500 or 1500.25)",
+                "7".repeat(60)
+            )
+        );
+        let e = err("time_ms,event\n1,\"heart\0beat\nx\"\n");
+        assert!(
+            e.problem.starts_with("unknown event `heart\\0beat\\nx`"),
+            "{e}"
+        );
+        let e = err(&format!("{huge},event\n"));
+        assert!(e.to_string().len() < 200, "{}", e.to_string().len());
     }
 
     #[test]

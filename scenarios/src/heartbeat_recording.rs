@@ -15,8 +15,11 @@
 //! numbers or host names), with one exception: if there is an `event` column,
 //! as in the event files of `fdlab trace`, only its `heartbeat` rows are
 //! arrivals, so one recording serves both commands. Blank lines and `#` lines
-//! are skipped. Times must not decrease. A trace needs at least
-//! [`MIN_HEARTBEATS`] heartbeats: fewer give no usable statistics.
+//! are skipped. Times must not decrease, nor pass
+//! [`RECORDED_TIME_LIMIT`](crate::events::RECORDED_TIME_LIMIT) (2^62 ns), and
+//! a file is read up to [`RECORDING_LIMIT`](crate::read_limit::RECORDING_LIMIT)
+//! bytes, as event files are. A trace needs at least [`MIN_HEARTBEATS`]
+//! heartbeats: fewer give no usable statistics.
 
 use std::io::Read;
 
@@ -225,6 +228,31 @@ mod tests {
         assert!(e.problem.starts_with("only 0 heartbeats"), "{e}");
         let e = err(&format!("time_ms\n{}", "7\n".repeat(10)));
         assert!(e.problem.contains("same time"), "{e}");
+    }
+
+    #[test]
+    fn times_past_2_pow_62_ns_are_refused() {
+        let mut text = rows(12);
+        text.push_str("12,4611686018427.388,n7\n");
+        let e = err(&text);
+        assert_eq!(e.line, Some(14));
+        assert!(
+            e.problem.starts_with(
+                "`time_ms` is `4611686018427.388`: past the limit of 4611686018427.387904 ms"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn quoted_input_is_a_short_escaped_excerpt() {
+        let huge = "h".repeat(1 << 20);
+        let e = err(&format!("{huge}\0,seq\n1,2\n"));
+        assert_eq!(e.line, Some(1));
+        assert!(e.to_string().len() < 250, "{}", e.to_string().len());
+        assert!(e.problem.contains(&format!("`{}…`", "h".repeat(60))), "{e}");
+        let e = err("\u{1b}[2J,seq\n1,2\n");
+        assert!(e.problem.contains("`\\u{1b}[2J`"), "{e}");
     }
 
     #[test]

@@ -18,15 +18,25 @@
 //! - [`vary`]: the `--vary KEY=SPEC` arguments of `fdlab sweep`, one
 //!   dimension each;
 //! - [`sweep_plan`]: a sweep's points, seeds and shards, and `sweep.toml`,
-//!   the plan `fdlab sweep --resume` and `fdlab merge` read back.
+//!   the plan `fdlab sweep --resume` and `fdlab merge` read back;
+//! - [`seed_range`](mod@seed_range): `--seed S` and N seeds, refused when
+//!   they would wrap past the largest seed.
+//!
+//! Two rules hold for every input: it is read through [`read_limit`], so a
+//! huge or endless file is refused with the limit instead of filling the
+//! memory, and whatever an error quotes of it goes through [`excerpt`]: a
+//! short, escaped excerpt.
 
 pub mod builtin;
 pub mod detector_spec;
 pub mod events;
+pub mod excerpt;
 pub mod heartbeat_recording;
+pub mod read_limit;
 pub mod resolve;
 pub mod scenario_file;
 pub mod search_space;
+pub mod seed_range;
 pub mod sweep_plan;
 pub mod vary;
 

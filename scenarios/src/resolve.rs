@@ -6,12 +6,13 @@
 //! argument the same way and fail with the same message.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fdlab_sim::valid::ValidScenario;
 
 use crate::builtin::builtin_scenario;
-use crate::scenario_file::{load_scenario, ScenarioFileError};
+use crate::excerpt::excerpt;
+use crate::scenario_file::{files_read, load_scenario, ScenarioFileError};
 
 /// Why a scenario argument gave no scenario.
 #[derive(Debug)]
@@ -29,7 +30,8 @@ impl fmt::Display for ResolveError {
             ResolveError::Invalid(e) => e.fmt(f),
             ResolveError::Unknown(arg) => write!(
                 f,
-                "`{arg}` is neither a built-in scenario nor a file; `fdlab list` shows the built-ins"
+                "`{}` is neither a built-in scenario nor a file; `fdlab list` shows the built-ins",
+                excerpt(arg)
             ),
         }
     }
@@ -49,6 +51,18 @@ pub fn resolve(arg: &str) -> Result<ValidScenario, ResolveError> {
     match builtin_scenario(arg) {
         Some(result) => result.map_err(ResolveError::Invalid),
         None => Err(ResolveError::Unknown(arg.to_owned())),
+    }
+}
+
+/// The files a command read for the scenario argument `arg` (resolved to
+/// `scenario`): the scenario file and its samples files, or nothing for a
+/// built-in scenario.
+pub fn files_of(arg: &str, scenario: &fdlab_sim::scenario::Scenario) -> Vec<PathBuf> {
+    let path = Path::new(arg);
+    if path.exists() {
+        files_read(path, scenario)
+    } else {
+        Vec::new()
     }
 }
 

@@ -54,6 +54,8 @@ use toml::{Table, Value};
 
 use crate::detector_spec::detector_from_table;
 use crate::events::{byte_of, is_blank, line_of_record};
+use crate::excerpt::{bounded, excerpt_bytes};
+use crate::read_limit::{read_file_limited, SAMPLES_FILE_LIMIT, TEXT_FILE_LIMIT};
 
 /// `seeds` when a scenario file does not say.
 pub const DEFAULT_SEEDS: u32 = 50;
@@ -85,12 +87,14 @@ pub struct ScenarioFileError {
     /// The key's path in the scenario: `faults[1].probability`,
     /// `detectors[0].threshold`, `topology.nodes`.
     pub key: Option<String>,
-    /// What is wrong.
+    /// What is wrong; what it quotes of the file is a short excerpt
+    /// ([`crate::excerpt`]).
     pub problem: String,
 }
 
 impl fmt::Display for ScenarioFileError {
-    /// `file:line: `key`: problem`, leaving out the parts that are absent.
+    /// `file:line: `key`: problem`, leaving out the parts that are absent;
+    /// a key of absurd length shows as an excerpt.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.file)?;
         if let Some(line) = self.line {
@@ -98,7 +102,7 @@ impl fmt::Display for ScenarioFileError {
         }
         f.write_str(": ")?;
         if let Some(key) = &self.key {
-            write!(f, "`{key}`: ")?;
+            write!(f, "`{}`: ", crate::excerpt::key(key))?;
         }
         f.write_str(&self.problem)
     }
@@ -106,16 +110,20 @@ impl fmt::Display for ScenarioFileError {
 
 impl std::error::Error for ScenarioFileError {}
 
-/// Reads and validates the scenario file at `path`. Empirical distributions'
-/// CSV files are looked up next to it.
+/// Reads and validates the scenario file at `path` (at most
+/// [`TEXT_FILE_LIMIT`] bytes). Empirical distributions' CSV files are looked
+/// up next to it.
 pub fn load_scenario(path: &Path) -> Result<ValidScenario, ScenarioFileError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioFileError {
+    let cannot_read = |problem: String| ScenarioFileError {
         file: file.clone(),
         line: None,
         key: None,
-        problem: format!("cannot read the scenario file: {e}"),
-    })?;
+        problem: format!("cannot read the scenario file: {problem}"),
+    };
+    let bytes = read_file_limited(path, TEXT_FILE_LIMIT).map_err(|e| cannot_read(e.to_string()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| cannot_read("stream did not contain valid UTF-8".to_string()))?;
     parse_scenario(&file, &text, Some(path.parent().unwrap_or(Path::new(""))))
 }
 
@@ -307,12 +315,14 @@ impl<'a> Doc<'a> {
         1
     }
 
+    /// An error at `path`. `problem` may come from serde or the simulator
+    /// and quote the file's values: [`bounded`] keeps such quotes short.
     fn error(&self, path: &str, problem: impl Into<String>) -> ScenarioFileError {
         ScenarioFileError {
             file: self.file.to_string(),
             line: Some(self.line_of(path)),
             key: Some(path.to_string()),
-            problem: problem.into(),
+            problem: bounded(&problem.into()),
         }
     }
 
@@ -683,10 +693,10 @@ fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioFileError 
         file: file.to_string(),
         line: Some(line.unwrap_or(1)),
         key,
-        problem: format!(
+        problem: bounded(&format!(
             "invalid TOML: {}",
             message.lines().next().unwrap_or(message)
-        ),
+        )),
     }
 }
 
@@ -757,12 +767,8 @@ fn qualify(name: &str, arrays: &BTreeMap<String, usize>) -> String {
 // ---------------------------------------------------------------------------
 // Empirical distributions.
 
-/// Fills the samples of every `dist = "empirical"` from its CSV file.
-fn load_empirical(
-    doc: &Doc<'_>,
-    scenario: &mut Scenario,
-    base_dir: Option<&Path>,
-) -> Result<(), ScenarioFileError> {
+/// Every distribution of `scenario` that may be empirical, with its key path.
+fn dists_mut(scenario: &mut Scenario) -> Vec<(String, &mut Dist)> {
     let mut dists: Vec<(String, &mut Dist)> = vec![
         ("network.latency".to_string(), &mut scenario.network.latency),
         (
@@ -788,6 +794,16 @@ fn load_empirical(
             dists.push((format!("random_faults[{i}].duration"), d));
         }
     }
+    dists
+}
+
+/// Fills the samples of every `dist = "empirical"` from its CSV file.
+fn load_empirical(
+    doc: &Doc<'_>,
+    scenario: &mut Scenario,
+    base_dir: Option<&Path>,
+) -> Result<(), ScenarioFileError> {
+    let mut dists = dists_mut(scenario);
     dists.sort_by_key(|(path, _)| doc.start(path));
     for (path, dist) in dists {
         if let Dist::Empirical { file, samples } = dist {
@@ -797,8 +813,25 @@ fn load_empirical(
     Ok(())
 }
 
+/// The files fdlab read to load `scenario` from the file at `path`: the file
+/// itself and the samples files of its empirical distributions. A command
+/// checks that none of its outputs is one of them.
+pub fn files_read(path: &Path, scenario: &Scenario) -> Vec<std::path::PathBuf> {
+    let base_dir = path.parent().unwrap_or(Path::new(""));
+    let mut copy = scenario.clone();
+    let mut files = vec![path.to_path_buf()];
+    for (_, dist) in dists_mut(&mut copy) {
+        if let Dist::Empirical { file, .. } = dist {
+            files.push(base_dir.join(file.as_str()));
+        }
+    }
+    files
+}
+
 /// Reads one column of millisecond values (an optional header line; blank and
-/// `#` lines skipped) from the CSV file `name`, named at `key` of the scenario.
+/// `#` lines skipped) from the CSV file `name` (at most [`SAMPLES_FILE_LIMIT`]
+/// bytes), named at `key` of the scenario. The file may be anything a user
+/// named by mistake: errors quote only a short excerpt of it.
 fn read_samples(
     doc: &Doc<'_>,
     key: &str,
@@ -816,7 +849,7 @@ fn read_samples(
         return Err(doc.error(key, "must name a CSV file of samples in milliseconds"));
     }
     let path = base_dir.join(name);
-    let data = std::fs::read(&path).map_err(|e| {
+    let data = read_file_limited(&path, SAMPLES_FILE_LIMIT).map_err(|e| {
         doc.error(
             key,
             format!("cannot read the samples file `{}`: {e}", path.display()),
@@ -828,7 +861,7 @@ fn read_samples(
         file: csv_file.clone(),
         line: Some(usize::try_from(line_of_record(&data, byte)).unwrap_or(usize::MAX)),
         key: Some(key.to_string()),
-        problem: format!("{problem} (samples file named at {named_at})"),
+        problem: format!("{} (samples file named at {named_at})", bounded(&problem)),
     };
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -872,10 +905,13 @@ fn read_samples(
             Ok(sample) => samples.push(sample),
             // A first line of words is a header.
             Err(_) if is_first && field.first().is_some_and(|b| b.is_ascii_alphabetic()) => {}
-            Err(e) => {
+            Err(_) => {
                 return Err(error(
                     at,
-                    format!("`{text}` is not a number of milliseconds: {e}"),
+                    format!(
+                        "`{}` is not a number of milliseconds (0 or more, like 1.5)",
+                        excerpt_bytes(field)
+                    ),
                 ))
             }
         }
@@ -1279,6 +1315,45 @@ drift = 1e-4
         let problem = assert_err(&e, &csv, 1, "network.latency.file");
         assert!(problem.contains("one column"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn errors_quote_short_escaped_excerpts_of_the_file() {
+        // A binary file named as samples: one long line with a NUL.
+        let dir = temp_dir("binary");
+        let bytes: Vec<u8> = (0..100_000u32)
+            .map(|i| [1, 0, 200, 7][i as usize % 4])
+            .collect();
+        std::fs::write(dir.join("lat.bin"), bytes).unwrap();
+        let text = format!(
+            "{MINIMAL}\n[network]\nlatency = {{ dist = \"empirical\", file = \"lat.bin\" }}\n"
+        );
+        let e = parse_scenario("emp.toml", &text, Some(&dir)).unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.len() < 300, "{} bytes: {shown:?}", shown.len());
+        assert!(shown.contains("\\u{1}\\0"), "{shown}");
+        assert!(!shown.contains('\0'), "{shown:?}");
+        // /dev/zero as samples: refused at the limit.
+        let zero = text.replace("lat.bin", "/dev/zero");
+        let e = parse_scenario("emp.toml", &zero, Some(&dir)).unwrap_err();
+        assert!(e.problem.contains("64 MiB"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+        // A 1 MB value, and a key of 64 kB (the end-to-end tests go to 20 MB).
+        let huge = MINIMAL.replace("\"2m\"", &format!("\"{}\"", "9".repeat(1 << 20)));
+        let e = err("s.toml", &huge);
+        assert_err(&e, "s.toml", 2, "duration");
+        assert!(e.to_string().len() < 200, "{}", e.to_string().len());
+        let key = format!("{} = 1\n{MINIMAL}", "k".repeat(1 << 16));
+        let shown = err("s.toml", &key).to_string();
+        assert!(
+            shown.starts_with(&format!("s.toml:1: `{}…`: unknown key", "k".repeat(120))),
+            "{}",
+            &shown[..200]
+        );
+        assert!(shown.len() < 600, "{}", shown.len());
+        // A value with control characters.
+        let e = err("s.toml", &MINIMAL.replace("\"mesh\"", "\"mesh\\u001b[2J\""));
+        assert!(e.problem.contains("mesh\\u{1b}[2J"), "{e}");
     }
 
     #[test]

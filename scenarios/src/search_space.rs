@@ -188,7 +188,10 @@ pub fn search_space(kind: &str, interval: Nanos) -> Result<SearchSpace, SpecErro
             let mut table = Table::new();
             table.insert("kind".into(), other.into());
             return Err(detector_from_table(&table).err().unwrap_or_else(|| {
-                SpecError::new("kind", format!("`{other}` has no search space"))
+                SpecError::new(
+                    "kind",
+                    format!("`{}` has no search space", crate::excerpt::excerpt(other)),
+                )
             }));
         }
     };

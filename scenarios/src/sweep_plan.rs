@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use crate::detector_from_table;
 use crate::detector_spec::insert_dotted;
+use crate::excerpt::{excerpt, excerpt_to, KEY_CHARS};
 use fdlab_protocol::KINDS;
 use fdlab_sim::scenario::{DetectorSetup, Scenario};
 use rand::seq::SliceRandom;
@@ -196,7 +197,11 @@ pub fn plan(
     let (detector, base) = base_table(scenario, dims)?;
     for (i, d) in dims.iter().enumerate() {
         if dims[..i].iter().any(|x| x.param == d.param) {
-            return Err(format!("--vary {}: `{}` is varied twice", d.arg, d.param));
+            return Err(format!(
+                "--vary {}: `{}` is varied twice",
+                excerpt_to(&d.arg, KEY_CHARS),
+                excerpt(&d.param)
+            ));
         }
     }
     let indices = point_indices(dims, sample, sample_seed)?;
@@ -209,7 +214,7 @@ pub fn plan(
         for (d, &i) in dims.iter().zip(idx) {
             remove_dotted(&mut table, &d.param);
             insert_dotted(&mut table, &d.param, d.values[i].clone())
-                .map_err(|e| format!("--vary {}: {e}", d.arg))?;
+                .map_err(|e| format!("--vary {}: {e}", excerpt_to(&d.arg, KEY_CHARS)))?;
         }
         let spec = detector_from_table(&table).map_err(|e| {
             let values: Vec<String> = dims
@@ -278,7 +283,12 @@ impl Shard {
 
     /// Parses `--shard I/N`.
     pub fn parse(text: &str) -> Result<Shard, String> {
-        let err = || format!("--shard {text}: expected I/N with 0 <= I < N (e.g. 0/4)");
+        let err = || {
+            format!(
+                "--shard {}: expected I/N with 0 <= I < N (e.g. 0/4)",
+                excerpt(text)
+            )
+        };
         let (i, n) = text.split_once('/').ok_or_else(err)?;
         let (index, count): (usize, usize) = (
             i.trim().parse().map_err(|_| err())?,
@@ -300,7 +310,10 @@ impl Shard {
         for var in ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"] {
             if let Some(value) = lookup(var) {
                 let index: usize = value.trim().parse().map_err(|_| {
-                    format!("--shard-count {count}: {var}=`{value}` is not a shard index")
+                    format!(
+                        "--shard-count {count}: {var}=`{}` is not a shard index",
+                        excerpt(&value)
+                    )
                 })?;
                 return Shard::parse(&format!("{index}/{count}"))
                     .map_err(|_| format!("--shard-count {count}: {var}={index} is not below {count} (Slurm arrays must be 0-based: --array=0-{})", count.saturating_sub(1)));

@@ -14,6 +14,7 @@
 //! of its notation (`0.8 + 3 × 0.01` is `0.83`, not `0.8300000000000001`).
 
 use crate::detector_spec::parse_arg_value;
+use crate::excerpt::{bounded, excerpt, excerpt_to, KEY_CHARS};
 use fdlab_protocol::Nanos;
 use toml::Value;
 
@@ -37,21 +38,24 @@ pub struct Dimension {
 
 /// Parses one `--vary KEY=SPEC`.
 pub fn parse_vary(arg: &str) -> Result<Dimension, String> {
-    let err = |problem: String| format!("--vary {arg}: {problem}");
+    let shown = excerpt_to(arg, KEY_CHARS);
+    let err = |problem: String| format!("--vary {shown}: {problem}");
     let (key, spec) = arg
         .split_once('=')
         .ok_or_else(|| err("expected KEY=SPEC, e.g. phi-accrual.threshold=4,8,12".into()))?;
     let (detector, param) = key.trim().split_once('.').ok_or_else(|| {
         err(format!(
-            "`{key}` is not DETECTOR.PARAM (e.g. phi-accrual.threshold)"
+            "`{}` is not DETECTOR.PARAM (e.g. phi-accrual.threshold)",
+            excerpt(key)
         ))
     })?;
     if detector.is_empty() || param.is_empty() || param.ends_with('.') {
-        return Err(err(format!("`{key}` is not DETECTOR.PARAM")));
+        return Err(err(format!("`{}` is not DETECTOR.PARAM", excerpt(key))));
     }
     if param == "kind" || param == "name" || param.ends_with(".kind") {
         return Err(err(format!(
-            "`{param}` can not be swept; sweep a detector's parameters"
+            "`{}` can not be swept; sweep a detector's parameters",
+            excerpt(param)
         )));
     }
     let labels = expand(spec.trim()).map_err(err)?;
@@ -88,13 +92,16 @@ fn quantity(text: &str) -> Result<Quantity, String> {
     let t = text.trim();
     if let Ok(x) = t.parse::<f64>() {
         if !x.is_finite() {
-            return Err(format!("`{t}` is not a finite number"));
+            return Err(format!("`{}` is not a finite number", excerpt(t)));
         }
         return Ok(Quantity::Number(x));
     }
-    t.parse::<Nanos>()
-        .map(Quantity::Duration)
-        .map_err(|e| format!("`{t}` is neither a number nor a duration ({e})"))
+    t.parse::<Nanos>().map(Quantity::Duration).map_err(|e| {
+        bounded(&format!(
+            "`{}` is neither a number nor a duration ({e})",
+            excerpt(t)
+        ))
+    })
 }
 
 /// Decimals written after the point in `text` (`0.010` has 3).
@@ -112,36 +119,38 @@ fn expand(spec: &str) -> Result<Vec<String>, String> {
     else {
         if spec.contains("..") {
             return Err(format!(
-                "`{spec}`: a range needs a step: A..B:STEP, A..B:xFACTOR or A..B:logN"
+                "`{}`: a range needs a step: A..B:STEP, A..B:xFACTOR or A..B:logN",
+                excerpt(spec)
             ));
         }
         let items: Vec<String> = spec.split(',').map(|s| s.trim().to_string()).collect();
         if items.iter().any(String::is_empty) {
-            return Err(format!("`{spec}` has an empty item"));
+            return Err(format!("`{}` has an empty item", excerpt(spec)));
         }
         return Ok(items);
     };
     let (a_text, b_text) = ends;
     let (a, b) = (quantity(a_text)?, quantity(b_text)?);
     let how = how.trim();
+    let shown = excerpt(how);
     if let Some(n) = how.strip_prefix("log") {
         let n: usize = n
             .parse()
-            .map_err(|_| format!("`{how}`: expected logN with N a whole number of points"))?;
+            .map_err(|_| format!("`{shown}`: expected logN with N a whole number of points"))?;
         if n < 2 {
-            return Err(format!("`{how}`: a log range needs at least 2 points"));
+            return Err(format!("`{shown}`: a log range needs at least 2 points"));
         }
         if n > MAX_VALUES {
-            return Err(format!("`{how}`: at most {MAX_VALUES} points"));
+            return Err(format!("`{shown}`: at most {MAX_VALUES} points"));
         }
         return log_range(a, b, n);
     }
     if let Some(f) = how.strip_prefix('x') {
         let factor: f64 = f
             .parse()
-            .map_err(|_| format!("`{how}`: expected xFACTOR with a number"))?;
+            .map_err(|_| format!("`{shown}`: expected xFACTOR with a number"))?;
         if !(factor.is_finite() && factor > 1.0) {
-            return Err(format!("`{how}`: the factor must be greater than 1"));
+            return Err(format!("`{shown}`: the factor must be greater than 1"));
         }
         return geometric(a, b, factor);
     }

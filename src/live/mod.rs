@@ -36,9 +36,11 @@ use clap::Args;
 use fdlab_protocol::Nanos;
 use fdlab_reports::atomic::write_file;
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
-use fdlab_reports::report::{write_report, INDEX_HTML};
+use fdlab_reports::report::{write_report_files, INDEX_HTML};
+use fdlab_reports::report_dir::{check_out, publish, ReportKind, CALIBRATION_CSV};
 use fdlab_reports::tables::terminal_table;
 use fdlab_scenarios::resolve;
+use fdlab_scenarios::seed_range::seed_range;
 use fdlab_sim::engine;
 use fdlab_sim::outcome::RunOutcome;
 use fdlab_sim::plan::RunPlan;
@@ -103,12 +105,16 @@ pub(crate) fn with_duration(
 /// `fdlab live`.
 pub fn run(args: &LiveArgs) -> Result<(), String> {
     let scenario = live_scenario(&args.scenario, args.duration)?;
+    let sim_seeds = args.sim_seeds.max(1);
+    let sim_seeds_option = format!("--sim-seeds {sim_seeds}");
+    let seed_list = seed_range(args.seed, u64::from(sim_seeds), "--seed", &sim_seeds_option)?;
     let plan = RunPlan::build(&scenario, args.seed);
     check_actions(plan.schedule(), &scenario.name)?;
+    check_out(&args.out, ReportKind::Live).map_err(|e| format!("{}: {e}", args.out.display()))?;
     // The predictions first.
     let same_seed = engine::run(&scenario, args.seed, false).0;
-    let seeds: Vec<RunOutcome> = (0..u64::from(args.sim_seeds.max(1)))
-        .map(|k| engine::run(&scenario, args.seed + k, false).0)
+    let seeds: Vec<RunOutcome> = seed_list
+        .map(|seed| engine::run(&scenario, seed, false).0)
         .collect();
 
     let duration = Duration::from_nanos(scenario.duration.as_nanos());
@@ -136,11 +142,14 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
     }
     calibration::print_table(&rows, args.seed, args.sim_seeds.max(1))?;
     let descriptions = vec![scenario.description.clone(), scenario.description.clone()];
-    write_report(&args.out, &metrics, &descriptions)
-        .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let csv = calibration::calibration_csv(&rows, args.seed, args.sim_seeds.max(1))?;
-    let path = args.out.join("calibration.csv");
-    write_file(&path, &csv).map_err(|e| format!("{}: {e}", path.display()))?;
+    // The report and the calibration appear together, whole.
+    publish(&args.out, ReportKind::Live, |dir| {
+        write_report_files(dir, &metrics, &descriptions)?;
+        write_file(&dir.join(CALIBRATION_CSV), &csv)
+    })
+    .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let path = args.out.join(CALIBRATION_CSV);
     say!(
         "live run of {:.1} s in {:.1} s wall (signals sent at most {:.2} ms late); report: {}; calibration: {}",
         scenario.duration.as_nanos_f64() / 1e9,

@@ -9,6 +9,8 @@
 //! is what lets shards split a sweep anywhere and merge to the very bytes of
 //! an unsharded run (a test checks it).
 
+pub mod lock;
+pub mod merge;
 pub mod output;
 pub mod units;
 
@@ -20,7 +22,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
-use fdlab_reports::atomic::{ensure_dir, write_file};
+use fdlab_reports::atomic::{ensure_dir, remove_stale_temporaries, write_file};
 use fdlab_scenarios::resolve;
 use fdlab_sim::valid::ValidScenario;
 use rayon::prelude::*;
@@ -29,7 +31,9 @@ use crate::budget::{self, SizeArgs, Work};
 use crate::simulate::{progress, seed_totals, thread_pool};
 use fdlab_scenarios::sweep_plan::{plan, Plan, PlanFile, Shard};
 use fdlab_scenarios::vary::parse_vary;
-use units::{Journal, Unit, JOURNAL, UNITS};
+use lock::SweepLock;
+pub use merge::{merge, MergeArgs};
+use units::{Journal, Unit, UnitSet, JOURNAL, UNITS};
 
 /// Where a sweep writes unless `--out` says otherwise.
 pub const DEFAULT_OUT: &str = "sweep-out";
@@ -78,16 +82,6 @@ pub struct SweepArgs {
     size: SizeArgs,
 }
 
-#[derive(Args)]
-pub struct MergeArgs {
-    /// Shard directories of one sweep (each with sweep.toml and units.csv).
-    #[arg(value_name = "DIR", required = true)]
-    dirs: Vec<PathBuf>,
-    /// Directory for the merged sweep.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
-    out: PathBuf,
-}
-
 /// Set by Ctrl-C: no new seed starts; finished units are already on disk.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -99,14 +93,6 @@ fn on_interrupt() {
 /// Most (point, seed) units a sweep holds (each keeps its figures, about a
 /// hundred bytes, until the results are written).
 pub const MAX_UNITS: usize = 10_000_000;
-
-/// What a sweep computed: its plan and every finished unit of its shard.
-pub struct SweepRun {
-    pub plan: Plan,
-    pub units: Vec<Unit>,
-    /// Whether the units cover the whole plan (not a shard).
-    pub complete: bool,
-}
 
 /// Builds the plan of `args` (checking every input before anything runs).
 fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<(Plan, ValidScenario), String> {
@@ -122,6 +108,7 @@ fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<(Plan, ValidS
         return Err("--seeds: must be at least 1".into());
     }
     let seeds = args.seeds.unwrap_or(scenario.seeds);
+    crate::simulate::seed_list(args.seed, args.seeds, scenario.seeds)?;
     budget::runs_fit(u64::from(seeds))?;
     let plan = plan(
         scenario,
@@ -159,10 +146,24 @@ fn shard_of(args: &SweepArgs) -> Result<Shard, String> {
     }
 }
 
-/// Runs (or resumes) a sweep; see the module docs.
-/// `None`: a dry run, which printed its estimates and ran nothing.
-pub fn sweep(args: &SweepArgs) -> Result<Option<SweepRun>, String> {
+/// `fdlab sweep`: runs (or resumes) a sweep; see the module docs. Writes
+/// and prints the results of a complete sweep, or says what a shard left
+/// to merge.
+pub fn run(args: &SweepArgs) -> Result<(), String> {
     let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
+    let inputs = crate::out_paths::scenario_inputs(
+        std::slice::from_ref(&args.scenario),
+        std::slice::from_ref(&scenario),
+    );
+    let written = [
+        PLAN,
+        UNITS,
+        JOURNAL,
+        output::SWEEP_CSV,
+        output::PARETO_CSV,
+        output::TRADEOFF_SVG,
+    ];
+    crate::out_paths::refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
     let (plan, points) = make_plan(args, &scenario)?;
     let shard = shard_of(args)?;
     let threads = budget::threads(args.jobs)?;
@@ -172,51 +173,28 @@ pub fn sweep(args: &SweepArgs) -> Result<Option<SweepRun>, String> {
     };
     let checked = budget::check(&work, &args.size, threads)?;
     if args.size.dry_run {
-        budget::dry_run(&work, &checked, threads)?;
-        return Ok(None);
+        return budget::dry_run(&work, &checked, threads);
     }
     let pool = thread_pool(args.jobs)?;
     let text = plan.file.render()?;
     let names: Vec<String> = plan.file.points.iter().map(|p| p.name.clone()).collect();
     let dir = &args.out;
-    let plan_path = dir.join(PLAN);
-    let started_before =
-        plan_path.exists() || dir.join(JOURNAL).exists() || dir.join(UNITS).exists();
-    let mut done: Vec<Unit> = Vec::new();
-    if started_before {
-        if !args.resume {
-            return Err(format!(
-                "{} already holds a sweep; --resume continues it, or choose another --out",
-                dir.display()
-            ));
-        }
-        let existing =
-            fs::read_to_string(&plan_path).map_err(|e| format!("{}: {e}", plan_path.display()))?;
-        if existing != text {
-            return Err(format!(
-                "{} holds a different sweep (its sweep.toml differs: scenario, --vary, --sample, --seed or --seeds changed); choose another --out",
-                dir.display()
-            ));
-        }
-        for file in [UNITS, JOURNAL] {
-            let path = dir.join(file);
-            if path.exists() {
-                done.extend(units::read(&path, &names, file == JOURNAL)?);
-            }
-        }
-    } else {
-        ensure_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        write_file(&plan_path, text.as_bytes())
-            .map_err(|e| format!("{}: {e}", plan_path.display()))?;
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("{}: is a file, not a directory", dir.display()));
     }
+    ensure_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // One sweep at a time in `dir`, until this function returns (Ctrl-C
+    // included: it makes the sweep return).
+    let _lock = SweepLock::acquire(dir)?;
+    remove_stale_temporaries(dir);
+    let mut done = UnitSet::new(&plan.file);
+    open(dir, &text, args.resume, &mut done)?;
     let mine = shard.units(plan.file.points.len(), plan.file.seeds as usize);
     let seeds = plan.file.seed_list();
-    let finished: std::collections::BTreeSet<(usize, u64)> =
-        done.iter().map(|u| (u.point, u.seed)).collect();
     // Remaining units, grouped by seed: one simulation per seed.
     let mut todo: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &(s, p) in &mine {
-        if !finished.contains(&(p, seeds[s])) {
+        if !done.contains(p, seeds[s]) {
             todo.entry(s).or_default().push(p);
         }
     }
@@ -254,13 +232,16 @@ pub fn sweep(args: &SweepArgs) -> Result<Option<SweepRun>, String> {
     });
     bar.finish_and_clear();
     for r in results {
-        done.extend(r?);
+        done.add(r?);
     }
     let wall = started.elapsed().as_secs_f64();
-    if INTERRUPTED.load(Ordering::SeqCst) && done.len() < mine.len() {
+    let mine_done = mine
+        .iter()
+        .filter(|&&(s, p)| done.contains(p, seeds[s]))
+        .count();
+    if INTERRUPTED.load(Ordering::SeqCst) && mine_done < mine.len() {
         return Err(format!(
-            "interrupted: {} of {} units done and kept in {}; run the same command with --resume to continue",
-            done.len(),
+            "interrupted: {mine_done} of {} units done and kept in {}; run the same command with --resume to continue",
             mine.len(),
             dir.join(JOURNAL).display()
         ));
@@ -270,16 +251,69 @@ pub fn sweep(args: &SweepArgs) -> Result<Option<SweepRun>, String> {
         groups.len(),
         pool.current_num_threads()
     );
-    let text = units::canonical(&mut done, &names);
+    commit(dir, &plan.file, &names, done)
+}
+
+/// Checks what `dir` holds: nothing of a sweep yet (then the plan `text` is
+/// written), or, with `resume`, the same sweep (then its units are read
+/// into `done`).
+fn open(dir: &Path, text: &str, resume: bool, done: &mut UnitSet) -> Result<(), String> {
+    let plan_path = dir.join(PLAN);
+    let started_before =
+        plan_path.exists() || dir.join(JOURNAL).exists() || dir.join(UNITS).exists();
+    if !started_before {
+        return write_file(&plan_path, text.as_bytes())
+            .map_err(|e| format!("{}: {e}", plan_path.display()));
+    }
+    if !resume {
+        return Err(format!(
+            "{} already holds a sweep; --resume continues it, or choose another --out",
+            dir.display()
+        ));
+    }
+    let existing =
+        fs::read_to_string(&plan_path).map_err(|e| format!("{}: {e}", plan_path.display()))?;
+    if existing != text {
+        return Err(format!(
+            "{} holds a different sweep (its sweep.toml differs: scenario, --vary, --sample, --seed or --seeds changed); choose another --out",
+            dir.display()
+        ));
+    }
+    for file in [UNITS, JOURNAL] {
+        let path = dir.join(file);
+        if path.exists() {
+            done.read(&path, file == JOURNAL)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes what the units `done` give. A complete sweep writes its results
+/// first and `units.csv` last, so that a directory with `units.csv` is
+/// finished (a kill before leaves the journal, and `--resume` finishes);
+/// a shard writes `units.csv` alone. The journal goes last.
+fn commit(dir: &Path, plan: &PlanFile, names: &[String], done: UnitSet) -> Result<(), String> {
+    let complete = done.covers_plan();
+    let mut units = done.into_units();
+    let text = units::canonical(&mut units, names);
+    let results = complete.then(|| output::results(plan, &units));
+    if let Some(results) = &results {
+        output::write_outputs(dir, plan, results)?;
+    }
     write_file(&dir.join(UNITS), text.as_bytes())
         .map_err(|e| format!("{}: {e}", dir.join(UNITS).display()))?;
     let _ = fs::remove_file(dir.join(JOURNAL));
-    let complete = done.len() == plan.file.unit_count();
-    Ok(Some(SweepRun {
-        plan,
-        units: done,
-        complete,
-    }))
+    match results {
+        Some(results) => print_front(dir, plan, &results),
+        None => {
+            say!(
+                "shard done: {} units in {}; `fdlab merge` the shard directories for the results",
+                units.len(),
+                dir.join(UNITS).display()
+            );
+            Ok(())
+        }
+    }
 }
 
 /// Simulates one seed with the plan's points `todo` (indices into every
@@ -296,28 +330,9 @@ fn run_seed(points: &ValidScenario, seed: u64, todo: &[usize]) -> Vec<Unit> {
         .collect()
 }
 
-/// `fdlab sweep`: run, then write and print the results (or say what a
-/// shard left to merge).
-pub fn run(args: &SweepArgs) -> Result<(), String> {
-    let Some(done) = sweep(args)? else {
-        return Ok(());
-    };
-    if !done.complete {
-        say!(
-            "shard done: {} units in {}; `fdlab merge` the shard directories for the results",
-            done.units.len(),
-            args.out.join(UNITS).display()
-        );
-        return Ok(());
-    }
-    finish(&args.out, &done.plan.file, &done.units)
-}
-
-/// Writes the results of a complete sweep and prints its front.
-fn finish(dir: &Path, plan: &PlanFile, units: &[Unit]) -> Result<(), String> {
-    let results = output::results(plan, units);
-    output::write_outputs(dir, plan, &results)?;
-    let front = output::front(&results);
+/// Prints the front of a complete sweep's results, written in `dir`.
+fn print_front(dir: &Path, plan: &PlanFile, results: &[output::PointResult]) -> Result<(), String> {
+    let front = output::front(results);
     say!(
         "\n{}: {} points × {} seeds; Pareto front of p99 detection time (a miss counts as never) against mistakes per pair-hour:",
         plan.scenario,
@@ -356,78 +371,4 @@ fn finish(dir: &Path, plan: &PlanFile, units: &[Unit]) -> Result<(), String> {
         dir.display()
     );
     Ok(())
-}
-
-/// `fdlab merge`: joins shard directories into what one unsharded sweep writes.
-pub fn merge(args: &MergeArgs) -> Result<(), String> {
-    let mut text: Option<(PathBuf, String)> = None;
-    for dir in &args.dirs {
-        let path = dir.join(PLAN);
-        let t = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        match &text {
-            None => text = Some((dir.clone(), t)),
-            Some((first, t0)) if *t0 != t => {
-                return Err(format!(
-                    "{} and {} hold different sweeps (their sweep.toml differ)",
-                    first.display(),
-                    dir.display()
-                ))
-            }
-            Some(_) => {}
-        }
-    }
-    let (_, text) = text.ok_or("no directory to merge")?;
-    let plan: PlanFile = toml::from_str(&text).map_err(|e| format!("{PLAN}: {e}"))?;
-    let names: Vec<String> = plan.points.iter().map(|p| p.name.clone()).collect();
-    let mut all: BTreeMap<(usize, u64), Unit> = BTreeMap::new();
-    for dir in &args.dirs {
-        let path = dir.join(UNITS);
-        if !path.exists() {
-            return Err(if dir.join(JOURNAL).exists() {
-                format!(
-                    "{}: the shard is unfinished; rerun it with --resume",
-                    dir.display()
-                )
-            } else {
-                format!("{}: no {UNITS}", dir.display())
-            });
-        }
-        for u in units::read(&path, &names, false)? {
-            match all.get(&(u.point, u.seed)) {
-                Some(prev) if *prev != u => {
-                    return Err(format!(
-                        "{}: point {} on seed {} differs from another shard's",
-                        path.display(),
-                        names[u.point],
-                        u.seed
-                    ))
-                }
-                _ => {
-                    all.insert((u.point, u.seed), u);
-                }
-            }
-        }
-    }
-    let seeds = plan.seed_list();
-    let missing: Vec<(usize, u64)> = (0..plan.points.len())
-        .flat_map(|p| seeds.iter().map(move |&s| (p, s)))
-        .filter(|k| !all.contains_key(k))
-        .collect();
-    if let Some(&(p, s)) = missing.first() {
-        return Err(format!(
-            "{} of {} units are missing (e.g. point {} on seed {s}): is a shard directory left out?",
-            missing.len(),
-            plan.unit_count(),
-            names[p]
-        ));
-    }
-    let out = &args.out;
-    ensure_dir(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let mut units: Vec<Unit> = all.into_values().collect();
-    let units_text = units::canonical(&mut units, &names);
-    write_file(&out.join(PLAN), text.as_bytes()).map_err(|e| format!("{}: {e}", out.display()))?;
-    write_file(&out.join(UNITS), units_text.as_bytes())
-        .map_err(|e| format!("{}: {e}", out.display()))?;
-    let _ = fs::remove_file(out.join(JOURNAL));
-    finish(out, &plan, &units)
 }

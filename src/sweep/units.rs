@@ -12,10 +12,11 @@
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fdlab_protocol::Nanos;
 use fdlab_reports::metrics::RunTotals;
+use fdlab_scenarios::sweep_plan::PlanFile;
 
 pub const JOURNAL: &str = "journal.csv";
 pub const UNITS: &str = "units.csv";
@@ -75,7 +76,8 @@ impl Unit {
     }
 
     /// Parses a line written by [`Unit::line`].
-    /// `points` maps a point's name to its index (see [`point_index`]).
+    /// `points` maps a point's name to its index (a sweep may have 100,000
+    /// points and millions of units).
     pub fn parse(line: &str, points: &BTreeMap<&str, usize>) -> Result<Unit, String> {
         let f: Vec<&str> = line.split(',').collect();
         if f.len() != 12 {
@@ -115,65 +117,160 @@ impl Unit {
     }
 }
 
-/// Each point's index by name, for [`Unit::parse`] (a sweep may have
-/// 100,000 points and millions of units).
-pub fn point_index(names: &[String]) -> BTreeMap<&str, usize> {
-    names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
-        .collect()
+/// Every unit of one sweep read from its files or run so far: at most one
+/// per (point, seed) of the plan, so that their count never passes the
+/// plan's and a sweep whose units cover the plan writes its results.
+///
+/// A unit read twice with the same figures is one unit (a journal line
+/// appended twice, a units file beside the journal it came from): units
+/// are deterministic, so the same point and seed always give the same line.
+/// The same point and seed with other figures, or a seed the plan does not
+/// have, is an error naming the file and line.
+pub struct UnitSet<'a> {
+    plan: &'a PlanFile,
+    points: BTreeMap<&'a str, usize>,
+    /// Each unit by (point, seed), and where it was first read.
+    units: BTreeMap<(usize, u64), (Unit, Option<Origin>)>,
+    files: Vec<PathBuf>,
 }
 
-/// Reads a units file or journal. A journal's torn last line is dropped
-/// (and, with `repair`, cut from the file); any other bad line is an error
-/// naming the file and line.
-pub fn read(path: &Path, names: &[String], repair: bool) -> Result<Vec<Unit>, String> {
-    let points = point_index(names);
-    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut units = Vec::new();
-    let mut good_len = 0;
-    let mut lines = text.split_inclusive('\n').enumerate().peekable();
-    match lines.next() {
-        Some((_, first)) if first.trim_end() == HEADER => good_len = first.len(),
-        Some((_, first)) if repair && !first.ends_with('\n') => {}
-        _ => {
-            return Err(format!(
-                "{}:1: not a units file (the header is not `{HEADER}`)",
-                path.display()
-            ))
+/// A file (an index into [`UnitSet`]'s files) and a line in it; a unit run
+/// by this process has none.
+type Origin = (usize, usize);
+
+impl<'a> UnitSet<'a> {
+    pub fn new(plan: &'a PlanFile) -> UnitSet<'a> {
+        UnitSet {
+            plan,
+            points: plan
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.name.as_str(), i))
+                .collect(),
+            units: BTreeMap::new(),
+            files: Vec::new(),
         }
     }
-    while let Some((i, line)) = lines.next() {
-        let last = lines.peek().is_none();
-        let parsed = if line.ends_with('\n') {
-            Unit::parse(line.trim_end(), &points)
-        } else {
-            Err("the line is cut short".into())
-        };
-        match parsed {
-            Ok(unit) => {
-                units.push(unit);
-                good_len += line.len();
+
+    pub fn is_empty(&self) -> bool {
+        self.units.is_empty()
+    }
+
+    pub fn contains(&self, point: usize, seed: u64) -> bool {
+        self.units.contains_key(&(point, seed))
+    }
+
+    /// Whether the units cover every point on every seed of the plan.
+    pub fn covers_plan(&self) -> bool {
+        self.units.len() == self.plan.unit_count()
+    }
+
+    /// Adds units run by this process (only missing ones are run).
+    pub fn add(&mut self, units: impl IntoIterator<Item = Unit>) {
+        for u in units {
+            self.units.entry((u.point, u.seed)).or_insert((u, None));
+        }
+    }
+
+    /// The units in canonical order: by point, then seed.
+    pub fn into_units(self) -> Vec<Unit> {
+        self.units.into_values().map(|(u, _)| u).collect()
+    }
+
+    /// Whether `seed` is one of the plan's (they may wrap past `u64::MAX`).
+    fn in_plan(&self, seed: u64) -> bool {
+        seed.wrapping_sub(self.plan.first_seed) < u64::from(self.plan.seeds)
+    }
+
+    /// Adds `unit`, read from line `line` of file `file`.
+    fn insert_read(&mut self, unit: Unit, file: usize, line: usize) -> Result<(), String> {
+        let here = |what: String| format!("{}:{line}: {what}", self.files[file].display());
+        if !self.in_plan(unit.seed) {
+            let last = self
+                .plan
+                .first_seed
+                .wrapping_add(u64::from(self.plan.seeds).saturating_sub(1));
+            return Err(here(format!(
+                "seed {} is not one of the plan's seeds ({} to {last}); the file belongs to another sweep",
+                unit.seed, self.plan.first_seed
+            )));
+        }
+        match self.units.get(&(unit.point, unit.seed)) {
+            None => {
+                self.units
+                    .insert((unit.point, unit.seed), (unit, Some((file, line))));
+                Ok(())
             }
-            Err(_) if last && repair => break,
-            Err(e) => return Err(format!("{}:{}: {e}", path.display(), i + 1)),
+            Some((seen, _)) if *seen == unit => Ok(()),
+            Some((_, at)) => {
+                let at = match at {
+                    Some((f, l)) if *f == file => format!("line {l}"),
+                    Some((f, l)) => format!("{}:{l}", self.files[*f].display()),
+                    None => "this run".to_string(),
+                };
+                Err(here(format!(
+                    "point {} on seed {} has other figures than at {at}; the same unit always gives the same line, so one of them is damaged",
+                    self.plan.points[unit.point].name, unit.seed
+                )))
+            }
         }
     }
-    if repair && good_len < text.len() {
-        let file = OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        file.set_len(good_len as u64)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        if good_len == 0 {
-            drop(file);
-            fs::write(path, format!("{HEADER}\n"))
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+
+    /// Reads a units file or journal into the set. A journal's torn last
+    /// line is dropped (and, with `repair`, cut from the file, once every
+    /// other line has been read without error); any other bad line is an
+    /// error naming the file and line.
+    pub fn read(&mut self, path: &Path, repair: bool) -> Result<(), String> {
+        let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        self.files.push(path.to_path_buf());
+        let file = self.files.len() - 1;
+        let mut good_len = 0;
+        let mut lines = text.split_inclusive('\n').enumerate().peekable();
+        match lines.next() {
+            Some((_, first)) if first.trim_end() == HEADER => good_len = first.len(),
+            Some((_, first)) if repair && !first.ends_with('\n') => {}
+            _ => {
+                return Err(format!(
+                    "{}:1: not a units file (the header is not `{HEADER}`)",
+                    path.display()
+                ))
+            }
         }
+        while let Some((i, line)) = lines.next() {
+            let last = lines.peek().is_none();
+            let parsed = if line.ends_with('\n') {
+                Unit::parse(line.trim_end(), &self.points)
+            } else {
+                Err("the line is cut short".into())
+            };
+            match parsed {
+                Ok(unit) => {
+                    self.insert_read(unit, file, i + 1)?;
+                    good_len += line.len();
+                }
+                Err(_) if last && repair => break,
+                Err(e) => return Err(format!("{}:{}: {e}", path.display(), i + 1)),
+            }
+        }
+        if repair && good_len < text.len() {
+            cut(path, good_len)?;
+        }
+        Ok(())
     }
-    Ok(units)
+}
+
+/// Cuts a journal back to its first `len` bytes (its whole lines); a journal
+/// torn inside its header gets the header back.
+fn cut(path: &Path, len: usize) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+    file.set_len(len as u64).map_err(io)?;
+    if len == 0 {
+        drop(file);
+        fs::write(path, format!("{HEADER}\n")).map_err(io)?;
+    }
+    Ok(())
 }
 
 /// The append-only journal of a running sweep.
@@ -220,9 +317,32 @@ pub fn canonical(units: &mut [Unit], names: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fdlab_scenarios::sweep_plan::PointFile;
 
     fn names() -> Vec<String> {
         vec!["p0001".into(), "p0002".into()]
+    }
+
+    /// Two points on seeds 1 and 2.
+    fn plan() -> PlanFile {
+        PlanFile {
+            scenario: "s".into(),
+            scenario_sha256: String::new(),
+            detector: "d".into(),
+            vary: vec![],
+            sample: 0,
+            sample_seed: 1,
+            first_seed: 1,
+            seeds: 2,
+            params: vec!["x".into()],
+            points: names()
+                .into_iter()
+                .map(|name| PointFile {
+                    name,
+                    values: vec!["1".into()],
+                })
+                .collect(),
+        }
     }
 
     fn unit(point: usize, seed: u64) -> Unit {
@@ -244,13 +364,18 @@ mod tests {
         }
     }
 
+    fn lines(units: &[Unit]) -> String {
+        let body: String = units.iter().map(|u| u.line(&names())).collect();
+        format!("{HEADER}\n{body}")
+    }
+
     #[test]
     fn lines_round_trip() {
         let u = unit(1, 42);
         let line = u.line(&names());
-        let names = names();
+        let plan = plan();
         assert_eq!(
-            Unit::parse(line.trim_end(), &point_index(&names)).unwrap(),
+            Unit::parse(line.trim_end(), &UnitSet::new(&plan).points).unwrap(),
             u
         );
     }
@@ -259,21 +384,67 @@ mod tests {
     fn a_torn_last_line_is_dropped_and_cut_a_bad_middle_line_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(JOURNAL);
-        let good = format!(
-            "{HEADER}\n{}{}",
-            unit(0, 1).line(&names()),
-            unit(1, 1).line(&names())
-        );
+        let good = lines(&[unit(0, 1), unit(1, 1)]);
         fs::write(&path, format!("{good}p0001,2,8,1 2")).unwrap();
-        let units = read(&path, &names(), true).unwrap();
-        assert_eq!(units, vec![unit(0, 1), unit(1, 1)]);
+        let plan = plan();
+        let mut set = UnitSet::new(&plan);
+        set.read(&path, true).unwrap();
+        assert_eq!(set.into_units(), vec![unit(0, 1), unit(1, 1)]);
         assert_eq!(fs::read_to_string(&path).unwrap(), good);
         fs::write(
             &path,
             format!("{HEADER}\nbogus\n{}", unit(0, 1).line(&names())),
         )
         .unwrap();
-        let err = read(&path, &names(), true).unwrap_err();
+        let err = UnitSet::new(&plan).read(&path, true).unwrap_err();
         assert!(err.contains("journal.csv:2:"), "{err}");
+    }
+
+    #[test]
+    fn a_unit_read_twice_is_one_unit_and_the_count_never_passes_the_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let (units, journal) = (dir.path().join(UNITS), dir.path().join(JOURNAL));
+        let all = [unit(0, 1), unit(0, 2), unit(1, 1), unit(1, 2)];
+        fs::write(&units, lines(&all[..3])).unwrap();
+        // The journal repeats units of units.csv and of itself.
+        fs::write(&journal, lines(&[1, 3, 3, 0].map(|i| all[i].clone()))).unwrap();
+        let plan = plan();
+        let mut set = UnitSet::new(&plan);
+        set.read(&units, false).unwrap();
+        set.read(&journal, true).unwrap();
+        assert!(set.covers_plan());
+        // Units run here are only added once too.
+        set.add([unit(0, 1)]);
+        assert_eq!(set.into_units(), all);
+    }
+
+    #[test]
+    fn other_figures_for_a_unit_or_a_seed_outside_the_plan_are_errors_naming_both_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let (units, journal) = (dir.path().join(UNITS), dir.path().join(JOURNAL));
+        let mut other = unit(1, 2);
+        other.totals.mistakes += 1;
+        fs::write(&journal, lines(&[unit(0, 1), unit(1, 2), other.clone()])).unwrap();
+        let plan = plan();
+        let err = UnitSet::new(&plan).read(&journal, true).unwrap_err();
+        assert!(
+            err.contains("journal.csv:4: point p0002 on seed 2 has other figures than at line 3"),
+            "{err}"
+        );
+        // Across files: the journal against units.csv.
+        fs::write(&units, lines(&[unit(1, 2)])).unwrap();
+        fs::write(&journal, lines(&[other])).unwrap();
+        let mut set = UnitSet::new(&plan);
+        set.read(&units, false).unwrap();
+        let err = set.read(&journal, true).unwrap_err();
+        assert!(err.contains("journal.csv:2:"), "{err}");
+        assert!(err.contains("units.csv:2"), "{err}");
+        // A seed of another sweep.
+        fs::write(&journal, lines(&[unit(0, 1), unit(0, 3)])).unwrap();
+        let err = UnitSet::new(&plan).read(&journal, true).unwrap_err();
+        assert!(
+            err.contains("journal.csv:3: seed 3 is not one of the plan's seeds (1 to 2)"),
+            "{err}"
+        );
     }
 }

@@ -23,7 +23,6 @@
 pub mod rank;
 pub mod render;
 
-use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,6 +32,7 @@ use fdlab_protocol::Nanos;
 use fdlab_reports::atomic::write_file;
 use fdlab_scenarios::detector_spec::parse_key_values;
 use fdlab_scenarios::heartbeat_recording::parse_heartbeat_recording;
+use fdlab_scenarios::read_limit::{open_limited, RECORDING_LIMIT};
 use fdlab_scenarios::search_space::{search_space, End, Point, SearchSpace};
 use fdlab_sim::heartbeat_eval::{
     evaluate, median_interval, HeartbeatEvalError, HeartbeatEvaluation,
@@ -42,7 +42,8 @@ use rayon::prelude::*;
 use fdlab_sim::scenario::DetectorSetup;
 
 use crate::budget::{self, SizeArgs, Work};
-use crate::simulate::simulate_points;
+use crate::out_paths::{refuse_same_file, Input};
+use crate::simulate::{seed_list, simulate_points};
 use rank::{rank, Candidate, Objective};
 
 /// Exit status when no setting meets the mistake constraint.
@@ -105,7 +106,8 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         _ => Err(format!(
-            "`{text}` is not a number of mistakes per hour (0 or more)"
+            "`{}` is not a number of mistakes per hour (0 or more)",
+            fdlab_scenarios::excerpt::excerpt(text)
         )),
     }
 }
@@ -213,7 +215,7 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
         say!("{line}");
     }
     if status != ExitCode::SUCCESS {
-        eprintln!(
+        note!(
             "fdlab tune: no setting meets --max-mistakes-per-hour {} (exit status {EXIT_NO_SETTING})",
             args.max_mistakes_per_hour
         );
@@ -280,6 +282,9 @@ fn on_trace(
     if args.seeds.is_some() {
         return Err("--seeds: only with a SCENARIO (a trace is cut at --cuts instants)".into());
     }
+    if let Some(out) = &args.out {
+        refuse_same_file("--out", out, &[Input::new("--trace", trace)])?;
+    }
     let name = trace.display().to_string();
     let arrivals = read_trace(trace)?;
     let interval = median_interval(&arrivals).ok_or_else(|| format!("{name}: too short"))?;
@@ -330,10 +335,17 @@ fn on_scenario(
     pins: Vec<(String, toml::Value)>,
     pool: &rayon::ThreadPool,
 ) -> Result<Option<Evaluated>, String> {
-    let scenario = fdlab_scenarios::resolve(scenario).map_err(|e| e.to_string())?;
-    if args.seeds == Some(0) {
-        return Err("--seeds: must be at least 1".into());
+    let arg = scenario;
+    let scenario = fdlab_scenarios::resolve(arg).map_err(|e| e.to_string())?;
+    if let Some(out) = &args.out {
+        let inputs: Vec<Input> = fdlab_scenarios::resolve::files_of(arg, &scenario)
+            .into_iter()
+            .map(|f| Input::new("the scenario's file", f))
+            .collect();
+        refuse_same_file("--out", out, &inputs)?;
     }
+    budget::runs_fit(u64::from(args.seeds.unwrap_or(scenario.seeds)))?;
+    let seed_list = seed_list(args.seed, args.seeds, scenario.seeds)?;
     // The period to scale the grid by: the scenario's own detector of this
     // kind if it has one, else the kind's default.
     let interval = scenario
@@ -351,17 +363,13 @@ fn on_scenario(
             config,
         })
         .collect();
-    let seeds = args.seeds.unwrap_or(scenario.seeds);
-    budget::runs_fit(u64::from(seeds))?;
-    let seed_list: Vec<u64> = (0..u64::from(seeds))
-        .map(|k| args.seed.wrapping_add(k))
-        .collect();
+    let seeds = seed_list.len();
     let count = setups.len();
     let settings = scenario
         .with_detectors(setups)
         .map_err(|e| format!("{count} settings together: {e}"))?;
     let work = Work {
-        runs: vec![(&settings, seed_list.len() as u64)],
+        runs: vec![(&settings, seeds as u64)],
         logged: false,
     };
     let threads = pool.current_num_threads();
@@ -429,7 +437,7 @@ fn read_trace(path: &Path) -> Result<Vec<Nanos>, String> {
     let reader: Box<dyn Read> = if name == "-" {
         Box::new(io::stdin().lock())
     } else {
-        Box::new(File::open(path).map_err(|e| format!("{name}: {e}"))?)
+        Box::new(open_limited(path, RECORDING_LIMIT).map_err(|e| format!("{name}: {e}"))?)
     };
     parse_heartbeat_recording(&name, BufReader::with_capacity(1 << 16, reader))
         .map_err(|e| e.to_string())

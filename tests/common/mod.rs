@@ -18,6 +18,59 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Runs `fdlab` with `args` and its standard output on a pipe whose reader is
+/// gone (`fdlab ... | head -1` after `head` exited): every write to standard
+/// output fails with EPIPE. The reader is closed as soon as the process
+/// starts, long before any command has anything to print.
+pub fn fdlab_with_closed_stdout(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fdlab"))
+        .args(args)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs the fdlab binary");
+    drop(child.stdout.take());
+    child
+        .wait_with_output()
+        .expect("waits for the fdlab binary")
+}
+
+/// Runs `fdlab` with `args` under an address-space limit of `limit_mib` MiB
+/// (`ulimit -v`), so that a run that reads without end fails on its own
+/// instead of taking the machine's memory.
+pub fn fdlab_with_memory_limit(limit_mib: u64, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {} && exec \"$0\" \"$@\"",
+            limit_mib * 1024
+        ))
+        .arg(env!("CARGO_BIN_EXE_fdlab"))
+        .args(args)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("runs the fdlab binary under sh")
+}
+
+/// At most the first 500 characters of `text`, for a failing test's message
+/// (an error that echoes megabytes of input must not flood the test log).
+pub fn head(text: &str) -> String {
+    text.chars().take(500).collect()
+}
+
+/// Asserts `out` failed with one `fdlab: error: ...` line containing every
+/// needle.
+pub fn assert_one_error_line(out: &Output, needles: &[&str]) {
+    let err = head(&text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("fdlab: error: "), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+}
+
 /// Runs `fdlab` with `args`, killed if it has not ended within `deadline`:
 /// its exit code (`None`: killed), standard output and error, and how long
 /// it took.

@@ -257,6 +257,57 @@ impl FaultKind {
         }
     }
 
+    /// Every kind, in the order `fdlab list --faults` shows them.
+    pub const ALL: [FaultKind; 9] = [
+        FaultKind::Crash,
+        FaultKind::Restart,
+        FaultKind::Pause,
+        FaultKind::Partition,
+        FaultKind::SlowLink,
+        FaultKind::Loss,
+        FaultKind::Backpressure,
+        FaultKind::Degrade,
+        FaultKind::Clock,
+    ];
+
+    /// The keys a fault of this kind takes besides `kind`, its start (`at`
+    /// or `window`) and `expect`.
+    pub const fn keys(self) -> &'static [&'static str] {
+        match self {
+            FaultKind::Crash | FaultKind::Restart => &["node", "duration"],
+            FaultKind::Pause => &["node", "duration", "planned"],
+            FaultKind::Partition => &["node", "nodes", "shape", "direction", "mode", "duration"],
+            FaultKind::SlowLink => &["from", "to", "direction", "extra_latency", "duration"],
+            FaultKind::Loss => &[
+                "from",
+                "to",
+                "direction",
+                "probability",
+                "burst",
+                "gap",
+                "duration",
+            ],
+            FaultKind::Backpressure => &["node", "capacity", "duration"],
+            FaultKind::Degrade => &["node", "slowdown", "duration"],
+            FaultKind::Clock => &["node", "offset", "drift"],
+        }
+    }
+
+    /// What a fault of this kind does, in one line.
+    pub const fn summary(self) -> &'static str {
+        match self {
+            FaultKind::Crash => "the node stops; with a duration it restarts afterwards as a new incarnation",
+            FaultKind::Restart => "the node restarts (a new incarnation) at `at`",
+            FaultKind::Pause => "stop-the-world (a GC pause): nothing handled, sent or fired, then the backlog late; planned = true announces it downstream",
+            FaultKind::Partition => "shape = isolate (node) | halves (nodes) | bridge (nodes, node); direction = both | one-way; mode = drop | hold",
+            FaultKind::SlowLink => "adds extra_latency (required) to the links from <-> to (every link without them)",
+            FaultKind::Loss => "drops messages with probability (required); burst and gap: Gilbert-Elliott bursts of those mean lengths",
+            FaultKind::Backpressure => "the stage serves at the factor capacity of its speed (default 0.1)",
+            FaultKind::Degrade => "CPU starvation: every event the node handles costs slowdown more (default 10ms)",
+            FaultKind::Clock => "steps the node's clock by offset (\"+5s\") and/or sets its drift (1e-4 = 100 ppm fast)",
+        }
+    }
+
     /// The default of `expect`: crashes must be detected, the rest tolerated.
     pub const fn default_expect(self) -> Expect {
         match self {

@@ -349,24 +349,7 @@ impl Fault {
         };
         use FaultKind as K;
         // Which optional keys each kind takes.
-        let allowed: &[&str] = match kind {
-            K::Crash | K::Restart => &["node", "duration"],
-            K::Pause => &["node", "duration", "planned"],
-            K::Partition => &["node", "nodes", "shape", "direction", "mode", "duration"],
-            K::SlowLink => &["from", "to", "direction", "extra_latency", "duration"],
-            K::Loss => &[
-                "from",
-                "to",
-                "direction",
-                "probability",
-                "burst",
-                "gap",
-                "duration",
-            ],
-            K::Backpressure => &["node", "capacity", "duration"],
-            K::Degrade => &["node", "slowdown", "duration"],
-            K::Clock => &["node", "offset", "drift"],
-        };
+        let allowed = kind.keys();
         let present: [(&str, bool); 16] = [
             ("node", self.node.is_some()),
             ("nodes", self.nodes.is_some()),

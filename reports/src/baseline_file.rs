@@ -1,0 +1,248 @@
+//! The baseline file of `fdlab check` as text: its figures checked where
+//! they are written, and its update by `--update` that keeps what people
+//! wrote in it.
+//!
+//! A gate must never pass because of its baseline's plumbing: a figure of
+//! `nan` compares false with everything (no regression can be seen against
+//! it), `inf` lets any time through, and a negative time or rate means the
+//! file was edited wrongly. Such figures are refused with their key and
+//! line ([`check_figures`]).
+//!
+//! A baseline is committed and reviewed: people annotate it (who owns it,
+//! why a tolerance was raised). `--update` rewrites its figures only: the new
+//! file is rendered as a fresh one, then every comment and spacing of the old
+//! file is carried over to the same table and key ([`updated_text`]), so a
+//! baseline nobody edited updates to the very bytes a fresh one would have.
+
+use std::path::Path;
+
+use toml_edit::{Document, DocumentMut, Item, Table};
+
+use crate::gate::Baseline;
+
+/// Refuses a figure that is not a finite number >= 0: the tolerances, and
+/// every entry's `p50_ms`, `p99_ms` and `mistakes_per_pair_hour`. The error
+/// names the file, the line and the key (`entry[2].p99_ms`).
+pub fn check_figures(file: &Path, text: &str, baseline: &Baseline) -> Result<(), String> {
+    let t = baseline.tolerance;
+    // (table, entry index, key, value)
+    let mut figures = vec![
+        ("tolerance", None, "detection_time", Some(t.detection_time)),
+        (
+            "tolerance",
+            None,
+            "mistakes_per_pair_hour",
+            Some(t.mistakes_per_pair_hour),
+        ),
+    ];
+    for (i, e) in baseline.entries.iter().enumerate() {
+        figures.push(("entry", Some(i), "p50_ms", e.p50_ms));
+        figures.push(("entry", Some(i), "p99_ms", e.p99_ms));
+        figures.push((
+            "entry",
+            Some(i),
+            "mistakes_per_pair_hour",
+            e.mistakes_per_pair_hour,
+        ));
+    }
+    for (table, entry, key, value) in figures {
+        let Some(value) = value else { continue };
+        if value.is_finite() && value >= 0.0 {
+            continue;
+        }
+        let line = Document::parse(text)
+            .ok()
+            .and_then(|doc| line_of(&doc, text, table, entry, key))
+            .map_or(String::new(), |l| format!(":{l}"));
+        let name = match entry {
+            Some(i) => format!("{table}[{i}].{key}"),
+            None => format!("{table}.{key}"),
+        };
+        return Err(format!(
+            "{}{line}: `{name}`: must be a finite number >= 0, not {value}",
+            file.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The 1-based line of `key` in `table` (the `entry`-th of an array of
+/// tables when `entry` is given).
+fn line_of(
+    doc: &Document<&str>,
+    text: &str,
+    table: &str,
+    entry: Option<usize>,
+    key: &str,
+) -> Option<usize> {
+    let item = doc.get(table)?;
+    let table = match entry {
+        Some(i) => item.as_array_of_tables()?.get(i)?,
+        None => item.as_table()?,
+    };
+    let start = table.key(key)?.span()?.start;
+    Some(text[..start.min(text.len())].matches('\n').count() + 1)
+}
+
+/// `fresh` (a baseline as [`Baseline::render`] writes it) with the comments
+/// and spacing of `old` (the file it replaces) carried over: around the
+/// top-level keys and the tolerances, around each entry's table and keys
+/// (an entry is the same scenario × detector), and after the last line.
+/// Values are `fresh`'s. Comments of entries that are gone go with them.
+pub fn updated_text(old: &str, fresh: &str) -> Result<String, String> {
+    let old: DocumentMut = old
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let mut new: DocumentMut = fresh
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    copy_decor(old.as_table(), new.as_table_mut());
+    if let (Some(from), Some(to)) = (
+        old.get("tolerance").and_then(Item::as_table),
+        new.get_mut("tolerance").and_then(Item::as_table_mut),
+    ) {
+        copy_decor(from, to);
+    }
+    if let (Some(from), Some(to)) = (
+        old.get("entry").and_then(Item::as_array_of_tables),
+        new.get_mut("entry").and_then(Item::as_array_of_tables_mut),
+    ) {
+        for table in to.iter_mut() {
+            let id = entry_id(table);
+            if let Some(before) = from.iter().find(|t| entry_id(t) == id) {
+                copy_decor(before, table);
+            }
+        }
+    }
+    new.set_trailing(old.trailing().as_str().unwrap_or_default());
+    Ok(new.to_string())
+}
+
+/// An entry's scenario and detector.
+fn entry_id(table: &Table) -> (Option<&str>, Option<&str>) {
+    let text = |key| table.get(key).and_then(Item::as_str);
+    (text("scenario"), text("detector"))
+}
+
+/// Gives `to`, and each of its keys and values that `from` has too, the
+/// decoration (comments, blank lines, spacing) they have in `from`.
+fn copy_decor(from: &Table, to: &mut Table) {
+    *to.decor_mut() = from.decor().clone();
+    let keys: Vec<String> = to.iter().map(|(k, _)| k.to_string()).collect();
+    for key in keys {
+        let Some((old_key, old_item)) = from.get_key_value(&key) else {
+            continue;
+        };
+        if let Some(mut new_key) = to.key_mut(&key) {
+            *new_key.leaf_decor_mut() = old_key.leaf_decor().clone();
+            *new_key.dotted_decor_mut() = old_key.dotted_decor().clone();
+        }
+        if let (Some(old_value), Some(new_value)) = (
+            old_item.as_value(),
+            to.get_mut(&key).and_then(Item::as_value_mut),
+        ) {
+            *new_value.decor_mut() = old_value.decor().clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::{Entry, Tolerance};
+
+    fn entry(detector: &str, p50: f64) -> Entry {
+        Entry {
+            scenario: "s".into(),
+            detector: detector.into(),
+            runs: 10,
+            p50_ms: Some(p50),
+            p99_ms: Some(p50 * 1.5),
+            missed: 0,
+            mistakes_per_pair_hour: Some(0.25),
+        }
+    }
+
+    fn render(entries: Vec<Entry>) -> String {
+        Baseline::render(Tolerance::default(), entries).unwrap()
+    }
+
+    #[test]
+    fn non_finite_and_negative_figures_name_their_key_and_line() {
+        let text = render(vec![entry("a", 100.0), entry("b", 200.0)]);
+        let p = Path::new("base.toml");
+        assert!(Baseline::parse(p, &text).is_ok());
+        for (from, to, expected) in [
+            (
+                "p50_ms = 200.0",
+                "p50_ms = nan",
+                "base.toml:26: `entry[1].p50_ms`: must be a finite number >= 0, not NaN",
+            ),
+            (
+                "p99_ms = 150.0",
+                "p99_ms = inf",
+                "base.toml:18: `entry[0].p99_ms`: must be a finite number >= 0, not inf",
+            ),
+            (
+                "p50_ms = 100.0",
+                "p50_ms = -inf",
+                "base.toml:17: `entry[0].p50_ms`: must be a finite number >= 0, not -inf",
+            ),
+            (
+                "p50_ms = 100.0",
+                "p50_ms = -1.5",
+                "base.toml:17: `entry[0].p50_ms`: must be a finite number >= 0, not -1.5",
+            ),
+            (
+                "detection_time = 0.05",
+                "detection_time = nan",
+                "base.toml:9: `tolerance.detection_time`: must be a finite number >= 0, not NaN",
+            ),
+        ] {
+            let bad = text.replacen(from, to, 1);
+            assert_ne!(bad, text, "{from}");
+            assert_eq!(Baseline::parse(p, &bad).unwrap_err(), expected);
+        }
+        let bad = text.replace(
+            "mistakes_per_pair_hour = 0.25",
+            "mistakes_per_pair_hour = -0.25",
+        );
+        let err = Baseline::parse(p, &bad).unwrap_err();
+        assert!(
+            err.starts_with("base.toml:20: `entry[0].mistakes_per_pair_hour`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unedited_baseline_updates_to_a_fresh_one() {
+        let old = render(vec![entry("a", 100.0), entry("b", 200.0)]);
+        let fresh = render(vec![entry("b", 250.0), entry("c", 1.0)]);
+        assert_eq!(updated_text(&old, &fresh).unwrap(), fresh);
+    }
+
+    #[test]
+    fn comments_and_spacing_survive_an_update() {
+        let old = render(vec![entry("a", 100.0), entry("b", 200.0)])
+            .replacen("# fdlab check", "# owned by the storage team\n# fdlab check", 1)
+            .replace("detection_time = 0.05", "detection_time = 0.05   # agreed in review")
+            .replace(
+                "[[entry]]\nscenario = \"s\"\ndetector = \"b\"",
+                "# b is what production runs\n[[entry]]\nscenario = \"s\"\ndetector = \"b\"\n# the p50 moved in #123",
+            )
+            + "# end\n";
+        let fresh = render(vec![entry("a", 120.0), entry("b", 260.0)]);
+        let updated = updated_text(&old, &fresh).unwrap();
+        for kept in [
+            "# owned by the storage team\n# fdlab check",
+            "detection_time = 0.05   # agreed in review\n",
+            "# b is what production runs\n[[entry]]",
+            "detector = \"b\"\n# the p50 moved in #123\nruns = 10",
+            "# end\n",
+        ] {
+            assert!(updated.contains(kept), "`{kept}` lost:\n{updated}");
+        }
+        let back = Baseline::parse(Path::new("b.toml"), &updated).unwrap();
+        assert_eq!(back.entries, vec![entry("a", 120.0), entry("b", 260.0)]);
+    }
+}
