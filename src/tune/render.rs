@@ -239,7 +239,7 @@ mod tests {
                 "3. timeout = \"1250ms\": p99 3.000 s (+1.000 s, +50.0%), missed 0, mistakes 0 (0.00 per hour)",
             ]
         );
-        let [d, m] = evidence(&c[2], "cuts");
+        let [d, m] = evidence(&c[2], "cut");
         assert_eq!(d, "detection time over 10 cuts: mean 750.0 ms, p50 500.0 ms, p90 1.000 s, p99 1.000 s, max 1.000 s; missed 0");
         assert_eq!(
             m,
