@@ -10,6 +10,7 @@ use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV
 use fdlab_reports::report::{write_report, CHARTS_DIR, INDEX_HTML, REPORT_MD};
 use fdlab_reports::report_dir::{check_out, ReportKind};
 use fdlab_reports::tables::{terminal_table, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV};
+use fdlab_reports::verdict::verdict;
 use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
 use fdlab_sim::plan::RunPlan;
@@ -150,6 +151,21 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         }
         say!("{}", terminal_table(m));
     }
+    say!("Verdict (details: docs/reports.md):");
+    for m in &metrics {
+        let v = verdict(m);
+        say!("  {}:", m.scenario);
+        for line in v.sentences() {
+            say!("    {line}");
+        }
+    }
+    if let Some(m) = metrics.first() {
+        say!("Next:");
+        for step in verdict(m).next_steps() {
+            say!("  {step}");
+        }
+    }
+    say!();
     let descriptions: Vec<String> = scenarios.iter().map(|s| s.description.clone()).collect();
     let report_started = Instant::now();
     write_report(&args.out, &metrics, &descriptions)
