@@ -199,19 +199,16 @@ impl ScenarioVerdict {
                 )
             }
         };
-        match self.best {
-            Some(b) => {
-                let what = if detect {
-                    "fastest to detect, with no false Failed and nothing missed"
-                } else {
-                    "fewest suspicions, with no false Failed"
-                };
-                out.push(format!("{what}: {}", describe(&self.standings[b])));
-                if let Some(r) = self.runner_up {
-                    out.push(format!("runner-up: {}", describe(&self.standings[r])));
-                }
+        if let Some(b) = self.best {
+            let what = if detect {
+                "fastest to detect, with no false Failed and nothing missed"
+            } else {
+                "fewest suspicions, with no false Failed"
+            };
+            out.push(format!("{what}: {}", describe(&self.standings[b])));
+            if let Some(r) = self.runner_up {
+                out.push(format!("runner-up: {}", describe(&self.standings[r])));
             }
-            None => {}
         }
         out.extend(self.unmet.iter().cloned());
         out
