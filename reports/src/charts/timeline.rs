@@ -10,10 +10,12 @@
 //! with no verdict to match (the detector learns of the stall when it
 //! resumes). Those stretches are shaded instead, with no curve.
 //!
-//! The score is each detector's own figure (phi, the health score, the
-//! timeout in ms), so each panel has its own vertical axis. phi is drawn up to
-//! twice its threshold: past that the detector has long decided, and the
-//! curve would flatten everything that matters.
+//! The score is each detector's own figure (phi, the health score, a fixed
+//! timeout's silence since the last heartbeat in ms, an adaptive probe's
+//! learned timeout in ms), so each panel has its own vertical axis. phi and
+//! the silence are drawn up to twice their Failed threshold: past that the
+//! detector has long decided, and the curve would flatten everything that
+//! matters.
 
 use std::io;
 
@@ -44,8 +46,9 @@ const Y_AREA: u32 = 96;
 const MARGIN_RIGHT: u32 = 24;
 /// Room above each panel for the detector's name, px.
 const NAME_ROW: u32 = 24;
-/// phi is drawn up to this multiple of its threshold.
-const PHI_CLIP: f64 = 2.0;
+/// phi, and a fixed timeout's silence, are drawn up to this multiple of
+/// their Failed threshold.
+const CLIP_PER_THRESHOLD: f64 = 2.0;
 
 const SUSPECT_FILL: RGBColor = RGBColor(255, 200, 80);
 const FAILED_FILL: RGBColor = RGBColor(230, 60, 60);
@@ -60,7 +63,8 @@ const INK: RGBColor = RGBColor(40, 40, 40);
 #[derive(Clone, Debug, PartialEq)]
 pub struct DetectorTrack {
     pub name: String,
-    /// What its score is, with its unit: `phi`, `health score`, `timeout (ms)`.
+    /// What its score is, with its unit: `phi`, `health score`,
+    /// `silence (ms)`, `probe timeout (ms)`.
     pub score_name: String,
     /// Horizontal lines: `(label, score)`.
     pub thresholds: Vec<(String, f64)>,
@@ -105,7 +109,7 @@ pub fn score_scale(config: &DetectorConfig) -> (String, Vec<(String, f64)>, Opti
             if let Some(s) = c.suspect_threshold {
                 lines.push((format!("Suspect at {s}"), s));
             }
-            ("phi".into(), lines, Some(c.threshold * PHI_CLIP))
+            ("phi".into(), lines, Some(c.threshold * CLIP_PER_THRESHOLD))
         }
         DetectorConfig::DataflowDecay(c) => (
             "health score".into(),
@@ -118,9 +122,23 @@ pub fn score_scale(config: &DetectorConfig) -> (String, Vec<(String, f64)>, Opti
             ],
             None,
         ),
-        DetectorConfig::FixedTimeout(_) | DetectorConfig::AdaptiveProbe(_) => {
-            ("timeout (ms)".into(), Vec::new(), None)
+        // The silence rises between heartbeats against the timeout: the
+        // verdict is Failed once it is above.
+        DetectorConfig::FixedTimeout(c) => {
+            let timeout = c.timeout.as_millis_f64();
+            let mut lines = vec![(format!("Failed after {} ms", trim_number(timeout)), timeout)];
+            if let Some(s) = c.suspect_after {
+                let s = s.as_millis_f64();
+                lines.push((format!("Suspect after {} ms", trim_number(s)), s));
+            }
+            (
+                "silence (ms)".into(),
+                lines,
+                Some(timeout * CLIP_PER_THRESHOLD),
+            )
         }
+        // Its verdict counts missed probes: no line in time to draw.
+        DetectorConfig::AdaptiveProbe(_) => ("probe timeout (ms)".into(), Vec::new(), None),
         DetectorConfig::TwoStage(c) => score_scale(&c.confirm),
     }
 }
@@ -524,10 +542,7 @@ fn draw_panel(
         .y_label_area_size(Y_AREA)
         .build_cartesian_2d(0.0..end, 0.0..top)
         .map_err(chart_error)?;
-    let y_name = match d.clip {
-        Some(clip) => format!("{} (to {clip})", d.score_name),
-        None => d.score_name.clone(),
-    };
+    let y_name = axis_name(&d.score_name, d.clip);
     {
         let mut mesh = chart.configure_mesh();
         mesh.y_desc(y_name)
@@ -641,6 +656,16 @@ fn draw_panel(
     Ok(())
 }
 
+/// A panel's axis name: the score's name, and where it is clipped
+/// (`phi (to 16)`, `silence (ms, to 6000)`).
+fn axis_name(score_name: &str, clip: Option<f64>) -> String {
+    match (clip, score_name.strip_suffix(')')) {
+        (None, _) => score_name.to_string(),
+        (Some(clip), Some(open)) => format!("{open}, to {})", trim_number(clip)),
+        (Some(clip), None) => format!("{score_name} (to {})", trim_number(clip)),
+    }
+}
+
 /// A tick value with no trailing zeros (`3000`, `0.5`).
 fn trim_number(v: f64) -> String {
     let text = format!("{v:.3}");
@@ -722,5 +747,25 @@ mod tests {
         assert!(reduce(&[], s(1), 10, None).is_empty());
         assert_eq!(trim_number(3000.0), "3000");
         assert_eq!(trim_number(0.5), "0.5");
+    }
+
+    #[test]
+    fn a_fixed_timeout_is_drawn_as_its_silence_against_the_timeout() {
+        let config = DetectorConfig::FixedTimeout(fdlab_protocol::fixed::FixedTimeoutConfig {
+            suspect_after: Some(Nanos::from_millis(2_000)),
+            ..Default::default()
+        });
+        let (name, lines, clip) = score_scale(&config);
+        assert_eq!(name, "silence (ms)");
+        assert_eq!(
+            lines,
+            [
+                ("Failed after 3000 ms".to_string(), 3000.0),
+                ("Suspect after 2000 ms".to_string(), 2000.0)
+            ]
+        );
+        assert_eq!(axis_name(&name, clip), "silence (ms, to 6000)");
+        assert_eq!(axis_name("phi", Some(16.0)), "phi (to 16)");
+        assert_eq!(axis_name("health score", None), "health score");
     }
 }
