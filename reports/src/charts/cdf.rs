@@ -14,7 +14,7 @@ use plotters::prelude::*;
 
 use super::{
     chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Marker, Palette,
-    TimeAxis, AXIS_NAME_SIZE, CDF, FONT, SCENARIO_CHART_SIZE, TICK_SIZE, TITLE_SIZE,
+    TimeAxis, AXIS_NAME_SIZE, CDF, FONT, RIGHT_ROOM, SCENARIO_CHART_SIZE, TICK_SIZE, TITLE_SIZE,
 };
 use crate::metrics::ScenarioMetrics;
 use fdlab_protocol::Nanos;
@@ -166,6 +166,7 @@ where
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, TITLE_SIZE))
         .margin(12)
+        .margin_right(RIGHT_ROOM)
         .x_label_area_size(48)
         .y_label_area_size(64)
         .build_cartesian_2d(x, 0.0..Y_TOP)
@@ -176,7 +177,7 @@ where
         .y_desc(y_name)
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
-        .x_label_formatter(&|v| fmt_seconds(*v))
+        .x_label_formatter(&|v| axis.label(*v))
         .y_label_formatter(&|v| {
             if *v <= 100.0 {
                 format!("{v:.0}")

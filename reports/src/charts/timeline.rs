@@ -28,7 +28,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    chart_error, finish_svg, fmt_seconds, Palette, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, TICK_SIZE,
+    chart_error, finish_svg, Palette, TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, TICK_SIZE,
     TIMELINE, TITLE_SIZE,
 };
 
@@ -543,6 +543,12 @@ fn draw_panel(
         .build_cartesian_2d(0.0..end, 0.0..top)
         .map_err(chart_error)?;
     let y_name = axis_name(&d.score_name, d.clip);
+    let time = TimeAxis {
+        low: 0.0,
+        high: end,
+        log: false,
+    };
+    let time_label = |v: &f64| time.label(*v);
     {
         let mut mesh = chart.configure_mesh();
         mesh.y_desc(y_name)
@@ -550,12 +556,12 @@ fn draw_panel(
             .x_labels(12)
             .axis_desc_style((FONT, AXIS_NAME_SIZE))
             .label_style((FONT, TICK_SIZE))
-            .x_label_formatter(&|v| fmt_seconds(*v))
+            .x_label_formatter(&time_label)
             .y_label_formatter(&|v| trim_number(*v))
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID);
         if with_time_axis {
-            mesh.x_desc("time (s)");
+            mesh.x_desc(time.name("time"));
         } else {
             mesh.x_label_style((FONT, 0.0));
         }

@@ -14,8 +14,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
     chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Marker, Palette,
-    TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, SCENARIO_CHART_SIZE, TICK_SIZE, TITLE_SIZE,
-    TRADEOFF,
+    TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, RIGHT_ROOM, SCENARIO_CHART_SIZE, TICK_SIZE,
+    TITLE_SIZE, TRADEOFF,
 };
 use crate::metrics::{DetectorSummary, ScenarioMetrics};
 
@@ -152,6 +152,7 @@ where
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, TITLE_SIZE))
         .margin(12)
+        .margin_right(RIGHT_ROOM)
         .x_label_area_size(48)
         .y_label_area_size(64)
         .build_cartesian_2d::<X, RangedCoordf64>(x, (-top * BELOW_ZERO..top).into())
@@ -162,7 +163,7 @@ where
         .y_desc("mistakes per pair-hour")
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
-        .x_label_formatter(&|v| fmt_seconds(*v))
+        .x_label_formatter(&|v| axis.label(*v))
         .y_label_formatter(&|v| rate_tick(*v))
         .light_line_style(TRANSPARENT)
         .bold_line_style(RGBColor(225, 225, 225))
