@@ -154,6 +154,64 @@ pub(crate) fn draw_legend(
     Ok(())
 }
 
+/// A chart of a report, or the one line that stands in for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Chart {
+    /// The chart's SVG text.
+    Svg(String),
+    /// Nothing to plot: a full-size chart of empty axes would only make the
+    /// reader look for what is not there, so the report prints this line
+    /// (a sentence, with its full stop) and no chart file is written.
+    Nothing(String),
+}
+
+impl Chart {
+    /// The SVG text, if there is a chart.
+    pub fn svg(&self) -> Option<&str> {
+        match self {
+            Chart::Svg(svg) => Some(svg),
+            Chart::Nothing(_) => None,
+        }
+    }
+
+    /// The line that stands in for the chart, if there is none.
+    pub fn nothing(&self) -> Option<&str> {
+        match self {
+            Chart::Svg(_) => None,
+            Chart::Nothing(line) => Some(line),
+        }
+    }
+}
+
+/// What a scenario's charts say when nothing was to be detected and no
+/// detector made a mistake (both charts, one line).
+pub const QUIET: &str = "No fault to detect and no mistake in any run: nothing to chart.";
+
+/// Width of a character of a note, px (about half the text size).
+const NOTE_CHAR: f64 = 7.5;
+
+/// Writes `note` in the middle of a chart's plot on a white ground, so
+/// that neither the gridlines nor the tick labels (all outside the plot)
+/// run through it.
+pub(crate) fn draw_note(plot: &DrawingArea<SVGBackend<'_>, Shift>, note: &str) -> io::Result<()> {
+    let (w, h) = plot.dim_in_pixel();
+    let (x, y) = (w as i32 / 2, h as i32 / 2);
+    let half = (note.chars().count() as f64 * NOTE_CHAR / 2.0) as i32 + 8;
+    plot.draw(&Rectangle::new(
+        [(x - half, y - 13), (x + half, y + 13)],
+        WHITE.filled(),
+    ))
+    .map_err(chart_error)?;
+    plot.draw(&Text::new(
+        note.to_string(),
+        (x, y),
+        TextStyle::from((FONT, AXIS_NAME_SIZE))
+            .color(&RGBColor(90, 90, 90))
+            .pos(Pos::new(HPos::Center, VPos::Center)),
+    ))
+    .map_err(chart_error)
+}
+
 /// A plotters error as an I/O error (writing the report fails with it).
 pub(crate) fn chart_error(e: impl Display) -> io::Error {
     io::Error::other(format!("drawing a chart: {e}"))

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::tradeoff::{rate_against_p99, rate_top};
-use super::{chart_error, finish_svg, log_coord, TimeAxis, FONT, TICK_SIZE};
+use super::{chart_error, draw_note, finish_svg, log_coord, TimeAxis, FONT, TICK_SIZE};
 
 /// The chart kind, as tagged in the SVG.
 pub const SWEEP: &str = "sweep";
@@ -60,7 +60,14 @@ where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let top = rate_top(points.iter().map(|p| p.rate));
-    let mut chart = rate_against_p99(root, x, title, axis, top)?;
+    let all_zero = !points.is_empty() && points.iter().all(|p| p.rate == 0.0);
+    let mut chart = rate_against_p99(root, x, title, axis, top, all_zero)?;
+    if all_zero {
+        draw_note(
+            &chart.plotting_area().strip_coord_spec(),
+            "no mistake at any point: every point is at 0",
+        )?;
+    }
     let at = |p: &SweepPoint| (axis.clamp(p.p99), p.rate);
     chart
         .draw_series(
