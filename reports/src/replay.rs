@@ -131,6 +131,9 @@ a fixed timeout's silence (the time since the last heartbeat, Failed once above 
 or an adaptive probe's learned timeout, \
 with its Suspect (amber) and Failed (red) periods shaded and its thresholds dashed; \
 dashed vertical lines mark the start and end of the faults that hit this pair. \
+Where a score changes faster than a pixel can show (the health score dips at every late frame), \
+its line follows the level it rests at and a light band shows how far it strayed; \
+Suspect and Failed periods too brief to see are drawn 2 px wide. \
 The top strip is the ground truth: the faults, and when the monitor must declare the target Failed.</p>\n"
     );
     out.push_str(&inline_svg(svg));

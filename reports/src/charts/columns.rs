@@ -49,21 +49,94 @@ pub fn awake<'a>(samples: &'a [(Nanos, f64)], frozen: &[Window]) -> Vec<&'a [(Na
     parts
 }
 
-/// The samples of one pixel column: its range and its last value.
+/// The samples of one pixel column: their range.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Column {
     /// Middle of the column, s.
     pub at: f64,
     pub low: f64,
     pub high: f64,
-    pub last: f64,
+}
+
+impl Column {
+    /// Where the score rests in this column: its best value, the lowest of
+    /// a score that rises with suspicion (phi, the silence), the highest of
+    /// one that falls (`lower_is_worse`: the health score). Where a score
+    /// flickers within a pixel (the health score dips and recovers with
+    /// every late frame) its last value would be a random pick from the
+    /// range, and the line through such picks a zigzag filling the whole
+    /// band; the resting level is one steady line, and the range is left to
+    /// the band ([`flicker_band`]).
+    pub fn rest(&self, lower_is_worse: bool) -> f64 {
+        if lower_is_worse {
+            self.high
+        } else {
+            self.low
+        }
+    }
+}
+
+/// The band of the columns whose range is more than `min_range` (below
+/// that the line covers it): one stepped outline per run of such columns,
+/// each column `half_width` (s) to each side of its middle, for a
+/// polygon.
+pub fn flicker_band(columns: &[Column], half_width: f64, min_range: f64) -> Vec<Vec<(f64, f64)>> {
+    let mut bands = Vec::new();
+    let mut run: Vec<&Column> = Vec::new();
+    let mut close = |run: &mut Vec<&Column>| {
+        if run.is_empty() {
+            return;
+        }
+        let mut outline = Vec::with_capacity(4 * run.len());
+        for c in run.iter() {
+            outline.push((c.at - half_width, c.high));
+            outline.push((c.at + half_width, c.high));
+        }
+        for c in run.iter().rev() {
+            outline.push((c.at + half_width, c.low));
+            outline.push((c.at - half_width, c.low));
+        }
+        bands.push(outline);
+        run.clear();
+    };
+    for c in columns {
+        // A gap (an empty column) ends a run too.
+        let follows = run
+            .last()
+            .is_some_and(|p| c.at - p.at <= 2.0 * half_width * 1.5);
+        if !follows {
+            close(&mut run);
+        }
+        if c.high - c.low > min_range {
+            run.push(c);
+        } else {
+            close(&mut run);
+        }
+    }
+    close(&mut run);
+    bands
+}
+
+/// `spans` (s) each made at least `min_width` long, from their start, and
+/// merged where they then overlap: a Suspect of a few microseconds would
+/// be a hundredth of a pixel wide, drawn as nothing, and a detector that
+/// flickers between verdicts would look as if it never left Alive.
+pub fn widen(spans: &[(f64, f64)], min_width: f64) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(spans.len());
+    for &(start, end) in spans {
+        let end = end.max(start + min_width);
+        match out.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => out.push((start, end)),
+        }
+    }
+    out
 }
 
 /// The samples reduced to `columns` columns over `[0, end)`: the range of
-/// each (drawn as a band, so every peak and dip survives however dense the
-/// inputs) and its last value (drawn as the line). Values are clipped to
-/// `clip`; samples that are not numbers are dropped; empty columns are left
-/// out.
+/// each, so that every peak and dip survives however dense the inputs.
+/// Values are clipped to `clip`; samples that are not numbers are dropped;
+/// empty columns are left out.
 pub fn reduce(
     samples: &[(Nanos, f64)],
     end: Nanos,
@@ -84,7 +157,6 @@ pub fn reduce(
             Some((i, c)) if *i == index => {
                 c.low = c.low.min(v);
                 c.high = c.high.max(v);
-                c.last = v;
             }
             _ => {
                 if let Some((_, c)) = current.take() {
@@ -97,7 +169,6 @@ pub fn reduce(
                         at: at.as_secs_f64(),
                         low: v,
                         high: v,
-                        last: v,
                     },
                 ));
             }
@@ -156,7 +227,7 @@ mod tests {
     }
 
     #[test]
-    fn columns_keep_range_and_last_and_clip() {
+    fn columns_keep_range_and_clip() {
         // 1,000 samples in the first of 10 one-second columns, one in the sixth.
         let mut samples: Vec<(Nanos, f64)> = (0..1_000).map(|i| (Nanos(i), 1.0)).collect();
         samples[500].1 = 9.0;
@@ -171,16 +242,63 @@ mod tests {
                     at: 0.5,
                     low: -1.0,
                     high: 4.0,
-                    last: 1.0
                 },
                 Column {
                     at: 5.5,
                     low: 4.0,
                     high: 4.0,
-                    last: 4.0
                 }
             ]
         );
         assert!(reduce(&[], s(1), 10, None).is_empty());
+    }
+
+    fn column(at: f64, low: f64, high: f64) -> Column {
+        Column { at, low, high }
+    }
+
+    #[test]
+    fn a_flickering_score_rests_on_its_best_value_and_its_range_is_a_band() {
+        let c = column(1.0, 0.4, 1.0);
+        assert_eq!(c.rest(true), 1.0, "the health score rests high");
+        assert_eq!(c.rest(false), 0.4, "phi rests low");
+        // Columns 1 s wide: two that flicker, one quiet, one after a gap.
+        let columns = [
+            column(0.5, 0.5, 1.0),
+            column(1.5, 0.6, 1.0),
+            column(2.5, 0.98, 1.0),
+            column(3.5, 0.2, 0.9),
+            column(6.5, 0.3, 0.9),
+        ];
+        let bands = flicker_band(&columns, 0.5, 0.05);
+        assert_eq!(
+            bands,
+            vec![
+                vec![
+                    (0.0, 1.0),
+                    (1.0, 1.0),
+                    (1.0, 1.0),
+                    (2.0, 1.0),
+                    (2.0, 0.6),
+                    (1.0, 0.6),
+                    (1.0, 0.5),
+                    (0.0, 0.5)
+                ],
+                vec![(3.0, 0.9), (4.0, 0.9), (4.0, 0.2), (3.0, 0.2)],
+                vec![(6.0, 0.9), (7.0, 0.9), (7.0, 0.3), (6.0, 0.3)],
+            ]
+        );
+        assert!(flicker_band(&columns[2..3], 0.5, 0.05).is_empty());
+    }
+
+    #[test]
+    fn brief_verdicts_are_widened_to_be_seen() {
+        // A 1 µs Suspect, one of 5 ms, then two that meet once widened.
+        let spans = [(1.0, 1.000001), (2.0, 2.005), (3.0, 3.0001), (3.05, 3.06)];
+        assert_eq!(
+            widen(&spans, 0.1),
+            vec![(1.0, 1.1), (2.0, 2.1), (3.0, 3.15)]
+        );
+        assert_eq!(widen(&[(0.0, 5.0)], 0.1), vec![(0.0, 5.0)]);
     }
 }

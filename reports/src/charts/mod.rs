@@ -3,8 +3,9 @@
 //! One concept per module: [`cdf`] (how fast each detector detects),
 //! [`tradeoff`] (mistake rate against p99 detection time), [`sweep`] (the
 //! trade-off of a sweep), [`timeline`] (one pair of a replay over time),
-//! [`columns`] (a score series reduced to pixel columns for the timeline)
-//! and [`axis`] (time axes: units, ticks, and how times are written). This module holds what they share: the
+//! [`columns`] (a score series reduced to pixel columns for the timeline),
+//! [`score_scale`] (how each detector kind's score is drawn there) and
+//! [`axis`] (time axes: units, ticks, and how times are written). This module holds what they share: the
 //! detector colours, the sizes of text, and the finishing of the SVG text.
 //!
 //! Charts are deterministic bytes: plotters writes no timestamp or random id,
@@ -16,6 +17,7 @@
 pub mod axis;
 pub mod cdf;
 pub mod columns;
+pub mod score_scale;
 pub mod sweep;
 pub mod timeline;
 pub mod tradeoff;

@@ -5,21 +5,25 @@
 //! dashed lines mark where the faults start and end, so a reader can follow a
 //! fault down through every detector.
 //!
+//! A score can change faster than a pixel can show: the health score dips
+//! at every late frame and recovers at the next, dozens of times per pixel
+//! column. Such a score is drawn as the level it rests at (one steady line)
+//! over a light band of its range in each column, not as a line zigzagging
+//! through the band; and Suspect or Failed periods too brief to be seen are
+//! drawn [`MIN_VERDICT_PX`] wide, so a detector flickering between verdicts
+//! shows as stripes rather than as never having left Alive.
+//!
 //! While the monitor is paused or down it runs nothing: nobody could read a
 //! score then, and a curve drawn through the pause would show phi soaring
 //! with no verdict to match (the detector learns of the stall when it
 //! resumes). Those stretches are shaded instead, with no curve.
 //!
-//! The score is each detector's own figure (phi, the health score, a fixed
-//! timeout's silence since the last heartbeat in ms, an adaptive probe's
-//! learned timeout in ms), so each panel has its own vertical axis. phi and
-//! the silence are drawn up to twice their Failed threshold: past that the
-//! detector has long decided, and the curve would flatten everything that
-//! matters.
+//! Each panel has its own vertical axis, the scale of its detector's score
+//! ([`super::score_scale`]).
 
 use std::io;
 
-use fdlab_protocol::{DetectorConfig, Nanos, Verdict};
+use fdlab_protocol::{Nanos, Verdict};
 use fdlab_sim::outcome::{RunOutcome, Window};
 use fdlab_sim::scenario::{Expect, FaultKind, Scenario};
 use fdlab_sim::scores::ScoreSeries;
@@ -27,7 +31,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::columns::{awake, reduce, verdict_spans, Column};
+use super::columns::{awake, flicker_band, reduce, verdict_spans, widen, Column};
+use super::score_scale::{axis_name, rising, trim_number};
+pub use super::score_scale::{score_scale, ScoreScale};
 use super::{
     chart_error, finish_svg, Palette, TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, TICK_SIZE,
     TIMELINE, TITLE_SIZE,
@@ -47,9 +53,13 @@ const Y_AREA: u32 = 96;
 const MARGIN_RIGHT: u32 = 24;
 /// Room above each panel for the detector's name, px.
 const NAME_ROW: u32 = 24;
-/// phi, and a fixed timeout's silence, are drawn up to this multiple of
-/// their Failed threshold.
-const CLIP_PER_THRESHOLD: f64 = 2.0;
+/// A pixel column whose score spans more than this, px, is shaded as a
+/// band of flicker; a smaller range the 2 px line covers anyway.
+const FLICKER_PX: f64 = 4.0;
+/// Opacity of the flicker band: light, so the resting line reads above it.
+const FLICKER_OPACITY: f64 = 0.2;
+/// Narrowest a Suspect or Failed period is drawn, px.
+const MIN_VERDICT_PX: f64 = 2.0;
 
 const SUSPECT_FILL: RGBColor = RGBColor(255, 200, 80);
 const FAILED_FILL: RGBColor = RGBColor(230, 60, 60);
@@ -64,13 +74,7 @@ const INK: RGBColor = RGBColor(40, 40, 40);
 #[derive(Clone, Debug, PartialEq)]
 pub struct DetectorTrack {
     pub name: String,
-    /// What its score is, with its unit: `phi`, `health score`,
-    /// `silence (ms)`, `probe timeout (ms)`.
-    pub score_name: String,
-    /// Horizontal lines: `(label, score)`.
-    pub thresholds: Vec<(String, f64)>,
-    /// Scores above this are drawn at it.
-    pub clip: Option<f64>,
+    pub scale: ScoreScale,
     pub samples: Vec<(Nanos, f64)>,
     /// Verdict changes, Alive before the first.
     pub changes: Vec<(Nanos, Verdict)>,
@@ -99,49 +103,6 @@ pub struct Timeline {
     /// When the monitor was paused or down: it ran nothing, so no score.
     pub frozen: Vec<Window>,
     pub detectors: Vec<DetectorTrack>,
-}
-
-/// How a detector's score is named, where its thresholds lie and where it is
-/// clipped, by kind (a two-stage detector shows its confirmer's score).
-pub fn score_scale(config: &DetectorConfig) -> (String, Vec<(String, f64)>, Option<f64>) {
-    match config {
-        DetectorConfig::PhiAccrual(c) => {
-            let mut lines = vec![(format!("Failed at {}", c.threshold), c.threshold)];
-            if let Some(s) = c.suspect_threshold {
-                lines.push((format!("Suspect at {s}"), s));
-            }
-            ("phi".into(), lines, Some(c.threshold * CLIP_PER_THRESHOLD))
-        }
-        DetectorConfig::DataflowDecay(c) => (
-            "health score".into(),
-            vec![
-                (
-                    format!("Suspect below {}", c.suspect_below),
-                    c.suspect_below,
-                ),
-                (format!("Failed below {}", c.fail_below), c.fail_below),
-            ],
-            None,
-        ),
-        // The silence rises between heartbeats against the timeout: the
-        // verdict is Failed once it is above.
-        DetectorConfig::FixedTimeout(c) => {
-            let timeout = c.timeout.as_millis_f64();
-            let mut lines = vec![(format!("Failed after {} ms", trim_number(timeout)), timeout)];
-            if let Some(s) = c.suspect_after {
-                let s = s.as_millis_f64();
-                lines.push((format!("Suspect after {} ms", trim_number(s)), s));
-            }
-            (
-                "silence (ms)".into(),
-                lines,
-                Some(timeout * CLIP_PER_THRESHOLD),
-            )
-        }
-        // Its verdict counts missed probes: no line in time to draw.
-        DetectorConfig::AdaptiveProbe(_) => ("probe timeout (ms)".into(), Vec::new(), None),
-        DetectorConfig::TwoStage(c) => score_scale(&c.confirm),
-    }
 }
 
 impl Timeline {
@@ -184,15 +145,13 @@ impl Timeline {
             .iter()
             .enumerate()
             .map(|(d, name)| {
-                let (score_name, thresholds, clip) = scenario.detectors.get(d).map_or_else(
-                    || ("score".into(), Vec::new(), None),
+                let scale = scenario.detectors.get(d).map_or_else(
+                    || rising("score", Vec::new(), None),
                     |s| score_scale(&s.config),
                 );
                 DetectorTrack {
                     name: name.clone(),
-                    score_name,
-                    thresholds,
-                    clip,
+                    scale,
                     samples: series.get(d).map(|s| s.samples.clone()).unwrap_or_default(),
                     changes: found
                         .and_then(|p| p.detectors.get(d))
@@ -409,27 +368,23 @@ fn draw_panel(
         ))
         .map_err(chart_error)?;
     let area = &area;
+    let scale = &d.scale;
     let plot_width = WIDTH - Y_AREA - MARGIN_RIGHT;
     let segments: Vec<Vec<Column>> = awake(&d.samples, &t.frozen)
         .into_iter()
-        .map(|part| reduce(part, t.duration, plot_width, d.clip))
+        .map(|part| reduce(part, t.duration, plot_width, scale.clip))
         .collect();
     let max = segments
         .iter()
         .flatten()
         .map(|c| c.high)
-        .chain(d.thresholds.iter().map(|x| x.1))
+        .chain(scale.thresholds.iter().map(|x| x.1))
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
-    let top = match d.clip {
-        Some(clip) => clip,
+    let top = match scale.top {
+        Some(top) => top,
         None if max > 0.0 => max * 1.12,
         None => 1.0,
-    };
-    let top = if d.score_name == "health score" {
-        1.05
-    } else {
-        top
     };
     let mut chart = ChartBuilder::on(area)
         .margin_left(0)
@@ -440,7 +395,7 @@ fn draw_panel(
         .y_label_area_size(Y_AREA)
         .build_cartesian_2d(0.0..end, 0.0..top)
         .map_err(chart_error)?;
-    let y_name = axis_name(&d.score_name, d.clip);
+    let y_name = axis_name(&scale.name, scale.clip);
     let time = TimeAxis {
         low: 0.0,
         high: end,
@@ -465,16 +420,20 @@ fn draw_panel(
         }
         mesh.draw().map_err(chart_error)?;
     }
-    // Verdict periods, behind everything.
+    let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
+    let per_px_x = end / f64::from(plot_w.max(1));
+    let per_px_y = top / f64::from(plot_h.max(1));
+    // Verdict periods, behind everything; a brief one still shows.
     for (which, fill) in [
         (Verdict::Suspect, SUSPECT_FILL.mix(0.45)),
         (Verdict::Failed, FAILED_FILL.mix(0.35)),
     ] {
+        let spans = verdict_spans(&d.changes, t.duration, which);
         chart
             .draw_series(
-                verdict_spans(&d.changes, t.duration, which)
+                widen(&spans, MIN_VERDICT_PX * per_px_x)
                     .into_iter()
-                    .map(|(s, e)| Rectangle::new([(s, 0.0), (e, top)], fill.filled())),
+                    .map(|(s, e)| Rectangle::new([(s, 0.0), (e.min(end), top)], fill.filled())),
             )
             .map_err(chart_error)?;
     }
@@ -505,29 +464,27 @@ fn draw_panel(
             }
         }
     }
-    // The score: its range per pixel column as a light band, its last value
-    // per column as the line.
+    // The score: where it rests in each pixel column as the line, and where
+    // it flickers within a column, the range as a light band below (or
+    // above) it.
+    let half_column = end / f64::from(plot_width) / 2.0;
     for columns in segments.iter().filter(|c| !c.is_empty()) {
-        let mut outline: Vec<(f64, f64)> = columns.iter().map(|c| (c.at, c.high)).collect();
-        outline.extend(columns.iter().rev().map(|c| (c.at, c.low)));
         chart
-            .draw_series(std::iter::once(Polygon::new(
-                outline,
-                colour.mix(0.3).filled(),
-            )))
+            .draw_series(
+                flicker_band(columns, half_column, FLICKER_PX * per_px_y)
+                    .into_iter()
+                    .map(|outline| Polygon::new(outline, colour.mix(FLICKER_OPACITY).filled())),
+            )
             .map_err(chart_error)?;
         chart
             .draw_series(LineSeries::new(
-                columns.iter().map(|c| (c.at, c.last)),
+                columns.iter().map(|c| (c.at, c.rest(scale.lower_is_worse))),
                 colour.stroke_width(2),
             ))
             .map_err(chart_error)?;
     }
     // Thresholds: dashed, labelled at the right on a white ground.
-    let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
-    let per_px_x = end / f64::from(plot_w.max(1));
-    let per_px_y = top / f64::from(plot_h.max(1));
-    for (label, value) in &d.thresholds {
+    for (label, value) in &scale.thresholds {
         if *value > top {
             continue;
         }
@@ -560,49 +517,80 @@ fn draw_panel(
     Ok(())
 }
 
-/// A panel's axis name: the score's name, and where it is clipped
-/// (`phi (to 16)`, `silence (ms, to 6000)`).
-fn axis_name(score_name: &str, clip: Option<f64>) -> String {
-    match (clip, score_name.strip_suffix(')')) {
-        (None, _) => score_name.to_string(),
-        (Some(clip), Some(open)) => format!("{open}, to {})", trim_number(clip)),
-        (Some(clip), None) => format!("{score_name} (to {})", trim_number(clip)),
-    }
-}
-
-/// A tick value with no trailing zeros (`3000`, `0.5`).
-fn trim_number(v: f64) -> String {
-    let text = format!("{v:.3}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fdlab_protocol::DetectorConfig;
 
-    #[test]
-    fn tick_values_have_no_trailing_zeros() {
-        assert_eq!(trim_number(3000.0), "3000");
-        assert_eq!(trim_number(0.5), "0.5");
+    /// Widths (px) of the full-height rectangles of `fill` in `svg`.
+    fn stripes(svg: &str, fill: &str) -> Vec<u32> {
+        svg.split("<rect ")
+            .skip(1)
+            .filter(|r| r.contains(&format!("fill=\"{fill}\"")))
+            .filter_map(|r| {
+                let number = |key: &str| -> Option<u32> {
+                    let at = r.find(&format!(" {key}=\""))? + key.len() + 3;
+                    r[at..].split('"').next()?.parse().ok()
+                };
+                (number("height")? > PANEL / 2).then(|| number("width"))?
+            })
+            .collect()
     }
 
     #[test]
-    fn a_fixed_timeout_is_drawn_as_its_silence_against_the_timeout() {
-        let config = DetectorConfig::FixedTimeout(fdlab_protocol::fixed::FixedTimeoutConfig {
-            suspect_after: Some(Nanos::from_millis(2_000)),
-            ..Default::default()
-        });
-        let (name, lines, clip) = score_scale(&config);
-        assert_eq!(name, "silence (ms)");
-        assert_eq!(
-            lines,
-            [
-                ("Failed after 3000 ms".to_string(), 3000.0),
-                ("Suspect after 2000 ms".to_string(), 2000.0)
-            ]
-        );
-        assert_eq!(axis_name(&name, clip), "silence (ms, to 6000)");
-        assert_eq!(axis_name("phi", Some(16.0)), "phi (to 16)");
-        assert_eq!(axis_name("health score", None), "health score");
+    fn a_flickering_health_score_reads_at_a_glance() {
+        let ms = Nanos::from_millis;
+        // The score rests at 1 and dips to 0.6 every 10 ms for a minute,
+        // with a Suspect of 3 µs at 20 s.
+        let samples: Vec<(Nanos, f64)> = (0..6_000u64)
+            .map(|k| (ms(10 * k), if k % 2 == 0 { 1.0 } else { 0.6 }))
+            .collect();
+        let track = DetectorTrack {
+            name: "decay".into(),
+            scale: score_scale(&DetectorConfig::DataflowDecay(Default::default())),
+            samples,
+            changes: vec![
+                (ms(20_000), Verdict::Suspect),
+                (ms(20_000) + Nanos(3_000), Verdict::Alive),
+            ],
+        };
+        let timeline = Timeline {
+            scenario: "s".into(),
+            seed: 1,
+            monitor: "a".into(),
+            target: "b".into(),
+            duration: ms(60_000),
+            faults: Vec::new(),
+            must_detect: Vec::new(),
+            frozen: Vec::new(),
+            detectors: vec![track],
+        };
+        let palette = Palette::new(["decay"]);
+        let svg = timeline_svg(&timeline, &palette).unwrap();
+        // The 3 µs Suspect is a stripe 2 px wide, not a rectangle of 0 px.
+        assert_eq!(stripes(&svg, "#FFC850"), [MIN_VERDICT_PX as u32]);
+        // The line rests at 1: one polyline of the detector's colour, flat.
+        let colour = palette.css("decay").to_uppercase();
+        let line = svg
+            .split("<polyline ")
+            .find(|p| p.contains(&format!("stroke=\"{colour}\"")))
+            .unwrap();
+        let points = line
+            .split("points=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let heights: std::collections::BTreeSet<&str> = points
+            .split_whitespace()
+            .map(|p| p.split(',').nth(1).unwrap())
+            .collect();
+        assert_eq!(heights.len(), 1, "{points}");
+        // The dips are a light band below it.
+        assert!(svg.contains(&format!(
+            "<polygon opacity=\"{FLICKER_OPACITY}\" fill=\"{colour}\""
+        )));
+        assert_eq!(svg, timeline_svg(&timeline, &palette).unwrap());
     }
 }
