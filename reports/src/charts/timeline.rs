@@ -51,6 +51,8 @@ const TIME_AXIS: u32 = 50;
 /// that their time axes line up).
 const Y_AREA: u32 = 96;
 const MARGIN_RIGHT: u32 = 24;
+/// Room between the ground truth's row names and its axis line, px.
+const ROW_NAME_GAP: i32 = 8;
 /// Room above each panel for the detector's name, px.
 const NAME_ROW: u32 = 24;
 /// A pixel column whose score spans more than this, px, is shaded as a
@@ -294,16 +296,17 @@ fn draw_truth(area: &DrawingArea<SVGBackend<'_>, Shift>, t: &Timeline, end: f64)
         .y_labels(0)
         .draw()
         .map_err(chart_error)?;
-    // Row names just left of the axis line.
-    let gap = end / f64::from(WIDTH - Y_AREA - MARGIN_RIGHT) * 8.0;
+    // Row names just left of the axis line, in pixels: plotters moves a
+    // point left of the time axis onto it, which put the names on the line.
+    let top = area.get_base_pixel().1;
     for (i, label) in rows.iter().enumerate() {
-        chart
-            .draw_series(std::iter::once(Text::new(
-                label.to_string(),
-                (-gap, i as f64 + 0.5),
-                text_style(LEGEND_SIZE, &INK, HPos::Right, VPos::Center),
-            )))
-            .map_err(chart_error)?;
+        let (_, y) = chart.backend_coord(&(0.0, i as f64 + 0.5));
+        area.draw(&Text::new(
+            label.to_string(),
+            (Y_AREA as i32 - ROW_NAME_GAP, y - top),
+            text_style(LEGEND_SIZE, &INK, HPos::Right, VPos::Center),
+        ))
+        .map_err(chart_error)?;
     }
     // Row 0: faults, those on the pair darker and on top.
     let mut faults: Vec<&FaultSpan> = t.faults.iter().collect();
