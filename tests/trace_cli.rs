@@ -94,9 +94,10 @@ fn a_tight_fixed_timeout_flags_the_stall_as_well() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows = rows(&stdout(&out));
+    // The value is the silence (ms), and Failed is a silence above 2000 ms.
     assert!(
-        rows.iter().all(|r| r.1 == 2000.0),
-        "value is the timeout in ms"
+        rows.iter().all(|r| (r.2 == "failed") == (r.1 > 2000.0)),
+        "{rows:?}"
     );
     let stall: Vec<&str> = rows
         .iter()
@@ -108,6 +109,43 @@ fn a_tight_fixed_timeout_flags_the_stall_as_well() {
         "{stall:?}"
     );
     assert_eq!(verdict_at(&rows, 15000.0), "alive");
+}
+
+#[test]
+fn a_fixed_timeout_value_is_the_silence_since_the_last_heartbeat() {
+    let dir = tempfile::tempdir().unwrap();
+    // Heartbeats at 0, 1000 and 2000 ms, then silence; queries every 250 ms.
+    let mut events = String::from("time_ms,event\n");
+    for t in (0..=5000).step_by(250) {
+        if t <= 2000 && t % 1000 == 0 {
+            events.push_str(&format!("{t},heartbeat\n"));
+        }
+        events.push_str(&format!("{t},query\n"));
+    }
+    let file = csv_file(dir.path(), &events);
+    let out = fdlab(&[
+        "trace",
+        "--detector",
+        "kind=fixed-timeout,timeout=2s",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = rows(&stdout(&out));
+    let value_at = |t: f64| rows.iter().find(|r| r.0 == t).unwrap().1;
+    // Between heartbeats the value rises with the silence (a sawtooth)...
+    for from in [0.0, 1000.0] {
+        let between: Vec<f64> = (0..4).map(|k| value_at(from + 250.0 * k as f64)).collect();
+        assert_eq!(
+            between,
+            [0.0, 250.0, 500.0, 750.0],
+            "after the heartbeat at {from} ms"
+        );
+    }
+    // ...and keeps rising past the 2 s deadline, where the verdict turns Failed.
+    assert_eq!(value_at(4000.0), 2000.0);
+    assert_eq!(verdict_at(&rows, 4000.0), "alive");
+    assert_eq!(value_at(4250.0), 2250.0);
+    assert_eq!(verdict_at(&rows, 4250.0), "failed");
 }
 
 #[test]

@@ -107,8 +107,13 @@ pub trait FailureDetector {
     /// The current verdict, as of the last `handle_*` call.
     fn verdict(&self) -> Verdict;
 
-    /// The detector's score at `now`: phi for phi accrual, the health score for
-    /// dataflow decay, the current timeout in milliseconds for timeout-based kinds.
+    /// The detector's score at `now`, the figure its verdict is a threshold
+    /// on where there is one: phi for phi accrual, the health score for
+    /// dataflow decay, the silence since the last heartbeat in milliseconds for
+    /// fixed-timeout (Failed once it exceeds the timeout). Adaptive probing
+    /// counts missed probes, a figure with no useful curve, so its score is
+    /// the probe timeout it has learned, in milliseconds; a two-stage detector
+    /// gives its confirmer's.
     fn score(&self, now: Nanos) -> f64;
 }
 

@@ -189,9 +189,15 @@ impl FailureDetector for FixedTimeout {
         self.verdict
     }
 
-    /// The (fixed) timeout in milliseconds.
-    fn score(&self, _now: Nanos) -> f64 {
-        self.config.timeout.as_millis_f64()
+    /// The silence so far in milliseconds: the time since the last heartbeat
+    /// (since the start of monitoring before the first one). Between
+    /// heartbeats it rises as a sawtooth, and the verdict is Failed once it
+    /// exceeds `timeout` (Suspect past `suspect_after`): set against those
+    /// lines it shows how near each gap came to a verdict, where the timeout
+    /// itself would be a flat line that says nothing about the peer. With a
+    /// periodic checker the verdict still changes only on its ticks.
+    fn score(&self, now: Nanos) -> f64 {
+        (now - self.last).as_millis_f64()
     }
 }
 
@@ -266,6 +272,28 @@ mod tests {
         assert_eq!(d.verdict(), Verdict::Alive);
         // Next failure: silence > 3 s after 4.2 s is 7.2 s + 1 ns, checked at 8 s.
         assert_eq!(d.poll_timeout(), Some(ms(8000)));
+    }
+
+    #[test]
+    fn score_is_the_silence_since_the_last_heartbeat() {
+        let mut d = detector(FixedTimeoutConfig::default());
+        // Before the first heartbeat the silence counts from the start.
+        assert_eq!(d.score(Nanos::ZERO), 0.0);
+        assert_eq!(d.score(ms(700)), 700.0);
+        d.handle_heartbeat(ms(1000));
+        // A sawtooth: up by 1 ms per ms, back to 0 at each heartbeat.
+        assert_eq!(d.score(ms(1000)), 0.0);
+        assert_eq!(d.score(ms(1250)), 250.0);
+        assert_eq!(d.score(ms(1999)), 999.0);
+        d.handle_heartbeat(ms(2000));
+        assert_eq!(d.score(ms(2000)), 0.0);
+        assert_eq!(d.score(ms(2000) + Nanos(500)), 0.0005);
+        // Past the timeout it keeps growing while the verdict is Failed.
+        d.handle_timeout(ms(5500));
+        assert_eq!(d.verdict(), Verdict::Failed);
+        assert_eq!(d.score(ms(5500)), 3500.0);
+        // A time before the last heartbeat (a clock stepped back) is no silence.
+        assert_eq!(d.score(ms(1500)), 0.0);
     }
 
     #[test]

@@ -61,23 +61,47 @@ pub const KEY: [(&str, &str); 9] = [
     ),
 ];
 
-/// A time in seconds with 3 decimals, or `-`.
-fn secs(t: Option<Nanos>) -> String {
-    t.map_or_else(|| "-".into(), |t| format!("{:.3} s", t.as_secs_f64()))
+/// How a cell writes a duration of `ns`: (unit, ns per unit, decimals).
+/// Seconds with 3 decimals from a millisecond up; a shorter duration, which
+/// would read `0.000 s`, in µs (ns below a µs).
+fn unit_of(ns: f64) -> (&'static str, f64, usize) {
+    if ns >= 1e6 || ns == 0.0 {
+        ("s", 1e9, 3)
+    } else if ns >= 1e3 {
+        ("µs", 1e3, 1)
+    } else {
+        ("ns", 1.0, 0)
+    }
 }
 
-/// `1.234 s [0.900, 1.500]`, or the mean alone with fewer than two runs.
+/// A duration (`1.234 s`, `235.7 µs`), or `-`.
+fn secs(t: Option<Nanos>) -> String {
+    t.map_or_else(
+        || "-".into(),
+        |t| {
+            let ns = t.as_nanos() as f64;
+            let (unit, per, decimals) = unit_of(ns);
+            format!("{:.decimals$} {unit}", ns / per)
+        },
+    )
+}
+
+/// `1.234 s [0.900, 1.500]` (the interval in the mean's unit), or the mean
+/// alone with fewer than two runs.
 fn mean_with_ci(stats: Option<DurationStats>, ci: Option<MeanCi>) -> String {
     let Some(s) = stats else {
         return "-".into();
     };
     match ci {
-        Some(ci) => format!(
-            "{} [{:.3}, {:.3}]",
-            secs(Some(s.mean)),
-            ci.low / 1e9,
-            ci.high / 1e9
-        ),
+        Some(ci) => {
+            let (_, per, decimals) = unit_of(s.mean.as_nanos() as f64);
+            format!(
+                "{} [{:.decimals$}, {:.decimals$}]",
+                secs(Some(s.mean)),
+                ci.low / per,
+                ci.high / per
+            )
+        }
         None => secs(Some(s.mean)),
     }
 }
@@ -179,5 +203,22 @@ mod tests {
             s.detect_windows = 0;
         }
         assert_eq!(visible_columns(&quiet), vec![0, 8, 9, 10, 11, 12, 13]);
+    }
+
+    #[test]
+    fn durations_below_a_millisecond_are_not_zero() {
+        assert_eq!(secs(Some(Nanos(235_700))), "235.7 µs");
+        assert_eq!(secs(Some(Nanos(40))), "40 ns");
+        assert_eq!(secs(Some(Nanos(1_000_000))), "0.001 s");
+        assert_eq!(secs(Some(Nanos::ZERO)), "0.000 s");
+        assert_eq!(secs(None), "-");
+        let stats = DurationStats::from_samples([Nanos(200_000), Nanos(300_000)]);
+        let ci = MeanCi {
+            mean: 250_000.0,
+            low: 120_000.0,
+            high: 380_000.0,
+            runs: 2,
+        };
+        assert_eq!(mean_with_ci(stats, Some(ci)), "250.0 µs [120.0, 380.0]");
     }
 }

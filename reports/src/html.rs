@@ -4,7 +4,7 @@
 //!
 //! One section per scenario: what it simulates, the detailed table (every §5
 //! figure with its sample counts and 95% intervals), and its two charts side
-//! by side. Detector names carry their chart colour in the tables.
+//! by side (or, for a chart with nothing to plot, one line saying so). Detector names carry their chart colour in the tables.
 
 use std::fmt::Write as _;
 
@@ -28,6 +28,7 @@ tr:hover td { background: #fafae8; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
 .charts svg { max-width: 100%; height: auto; border: 1px solid #e4e4e4; }
+p.no-chart { margin: 4px 0 12px; color: #555; font-style: italic; }
 dl.key { font-size: 13.5px; display: grid; grid-template-columns: max-content 1fr; gap: 3px 14px; }
 dl.key dt { font-weight: 600; }
 dl.key dd { margin: 0; color: #444; }
@@ -134,8 +135,17 @@ fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette) {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table></div>\n<div class=\"charts\">\n");
-    out.push_str(&inline_svg(&s.cdf));
-    out.push_str(&inline_svg(&s.tradeoff));
-    out.push_str("</div>\n</section>\n");
+    out.push_str("</tbody>\n</table></div>\n");
+    let drawn = s.drawn();
+    if !drawn.is_empty() {
+        out.push_str("<div class=\"charts\">\n");
+        for (svg, _) in drawn {
+            out.push_str(&inline_svg(svg));
+        }
+        out.push_str("</div>\n");
+    }
+    for line in s.nothing_lines() {
+        let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
+    }
+    out.push_str("</section>\n");
 }

@@ -1,6 +1,7 @@
 //! `report.md`: the report as Markdown, for a pull request, a wiki or a
 //! terminal pager. The same tables as `index.html`; the charts are linked
-//! (the SVG files under `charts/`), since Markdown cannot inline them.
+//! (the SVG files under `charts/`), since Markdown cannot inline them, and a
+//! chart with nothing to plot is one line of text.
 
 use std::fmt::Write as _;
 
@@ -44,13 +45,24 @@ all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded.
             let cells: Vec<String> = visible.iter().map(|&i| cell(&row[i])).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
-        let _ = writeln!(
-            out,
-            "\n![detection time of {name}]({cdf}) ![mistakes against detection time of {name}]({tradeoff})\n",
-            name = cell(&m.scenario),
-            cdf = s.cdf_file,
-            tradeoff = s.tradeoff_file
-        );
+        out.push('\n');
+        let name = cell(&m.scenario);
+        let mut images = Vec::new();
+        if s.cdf.svg().is_some() {
+            images.push(format!("![detection time of {name}]({})", s.cdf_file));
+        }
+        if s.tradeoff.svg().is_some() {
+            images.push(format!(
+                "![mistakes against detection time of {name}]({})",
+                s.tradeoff_file
+            ));
+        }
+        if !images.is_empty() {
+            let _ = writeln!(out, "{}\n", images.join(" "));
+        }
+        for line in s.nothing_lines() {
+            let _ = writeln!(out, "{line}\n");
+        }
     }
     out.push_str("## How to read the tables\n\n");
     for (term, meaning) in KEY {

@@ -126,9 +126,14 @@ svg {{ max-width: 100%; height: auto; }}\n\
 table {{ border-collapse: collapse; font-size: 13.5px; }}\n\
 th, td {{ padding: 3px 10px; border-bottom: 1px solid #e2e2e2; text-align: left; }}\n\
 </style>\n</head>\n<body>\n<h1>{title}</h1>\n\
-<p>Each panel is one detector's score on this pair over the run (phi, health score or timeout), \
+<p>Each panel is one detector's score on this pair over the run: phi, the health score, \
+a fixed timeout's silence (the time since the last heartbeat, Failed once above the timeout) \
+or an adaptive probe's learned timeout, \
 with its Suspect (amber) and Failed (red) periods shaded and its thresholds dashed; \
 dashed vertical lines mark the start and end of the faults that hit this pair. \
+Where a score changes faster than a pixel can show (the health score dips at every late frame), \
+its line follows the level it rests at and a light band shows how far it strayed; \
+Suspect and Failed periods too brief to see are drawn 2 px wide. \
 The top strip is the ground truth: the faults, and when the monitor must declare the target Failed.</p>\n"
     );
     out.push_str(&inline_svg(svg));

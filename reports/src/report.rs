@@ -4,7 +4,8 @@
 //!   `detections.csv`, `mistakes.csv`;
 //! - per scenario, two charts under `charts/`: `<scenario>-cdf.svg`
 //!   ([`crate::charts::cdf`]) and `<scenario>-tradeoff.svg`
-//!   ([`crate::charts::tradeoff`]);
+//!   ([`crate::charts::tradeoff`]); a chart with nothing to plot is no file,
+//!   and the reports print one line in its place;
 //! - `report.md` ([`crate::markdown`]) and `index.html` ([`crate::html`],
 //!   self-contained: the same charts inline).
 //!
@@ -26,7 +27,7 @@ use sha2::{Digest, Sha256};
 use crate::atomic::{ensure_dir, write_file};
 use crate::charts::cdf::cdf_svg;
 use crate::charts::tradeoff::tradeoff_svg;
-use crate::charts::Palette;
+use crate::charts::{Chart, Palette};
 use crate::metrics::ScenarioMetrics;
 use crate::report_dir::{publish, ReportKind};
 use crate::tables::write_tables;
@@ -42,12 +43,41 @@ pub struct ScenarioReport<'a> {
     pub description: &'a str,
     /// An id for links within `index.html`, unique in the report.
     pub anchor: String,
-    /// SVG text of the two charts.
-    pub cdf: String,
-    pub tradeoff: String,
-    /// Their files, relative to the output directory.
+    /// The two charts, or the lines that stand in for them.
+    pub cdf: Chart,
+    pub tradeoff: Chart,
+    /// Their files, relative to the output directory (written only for a
+    /// chart that is drawn).
     pub cdf_file: String,
     pub tradeoff_file: String,
+}
+
+impl ScenarioReport<'_> {
+    /// The charts drawn, each with its file: none, one or both.
+    pub fn drawn(&self) -> Vec<(&str, &str)> {
+        [
+            (&self.cdf, &self.cdf_file),
+            (&self.tradeoff, &self.tradeoff_file),
+        ]
+        .into_iter()
+        .filter_map(|(chart, file)| Some((chart.svg()?, file.as_str())))
+        .collect()
+    }
+
+    /// The lines that stand in for charts with nothing to plot, each once
+    /// (two empty charts of the same cause are one line).
+    pub fn nothing_lines(&self) -> Vec<&str> {
+        let mut lines: Vec<&str> = Vec::new();
+        for line in [self.cdf.nothing(), self.tradeoff.nothing()]
+            .into_iter()
+            .flatten()
+        {
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+        lines
+    }
 }
 
 /// Longest stem of a chart's file name: the usual limit of 255 bytes for a
@@ -142,10 +172,13 @@ pub fn write_report_files(
     }
     ensure_dir(dir)?;
     write_tables(dir, metrics)?;
-    ensure_dir(&dir.join(CHARTS_DIR))?;
+    if reports.iter().any(|r| !r.drawn().is_empty()) {
+        ensure_dir(&dir.join(CHARTS_DIR))?;
+    }
     for r in &reports {
-        write_file(&dir.join(&r.cdf_file), r.cdf.as_bytes())?;
-        write_file(&dir.join(&r.tradeoff_file), r.tradeoff.as_bytes())?;
+        for (svg, file) in r.drawn() {
+            write_file(&dir.join(file), svg.as_bytes())?;
+        }
     }
     write_file(&dir.join(REPORT_MD), markdown::render(&reports).as_bytes())?;
     write_file(
@@ -237,6 +270,63 @@ mod tests {
         let md = std::fs::read_to_string(a.join(REPORT_MD)).unwrap();
         assert!(md.contains("](charts/crash-cdf.svg)"));
         assert!(md.contains("| fixed | 2.000 s |"));
+    }
+
+    /// [`two_seeds`] with every verdict change removed; with `detect`
+    /// false, nothing to detect either.
+    fn silent(detect: bool) -> ScenarioMetrics {
+        let mut result = two_seeds();
+        for run in &mut result.runs {
+            for pair in &mut run.pairs {
+                if !detect {
+                    pair.must_detect.clear();
+                }
+                for d in &mut pair.detectors {
+                    d.changes.clear();
+                }
+            }
+        }
+        scenario_metrics(&result)
+    }
+
+    #[test]
+    fn a_chart_with_nothing_to_plot_is_one_line_of_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r");
+        let mut missed = silent(true);
+        missed.scenario = "missed".into();
+        let mut quiet = silent(false);
+        quiet.scenario = "quiet".into();
+        write_report(&out, &[missed, quiet], &[]).unwrap();
+        let html = std::fs::read_to_string(out.join(INDEX_HTML)).unwrap();
+        let md = std::fs::read_to_string(out.join(REPORT_MD)).unwrap();
+        assert!(!html.contains("<svg"), "an empty chart in index.html");
+        assert!(
+            !md.contains(".svg"),
+            "a link to an empty chart in report.md"
+        );
+        assert!(!out.join(CHARTS_DIR).exists(), "empty charts written");
+        // Nothing detected: one line per chart, saying so.
+        for line in [
+            "No detector detected any of the 2 must-detect faults: no detection times to chart.",
+            "No detector detected a fault: no p99 detection time to chart.",
+        ] {
+            assert_eq!(
+                html.matches(&format!("<p class=\"no-chart\">{line}</p>"))
+                    .count(),
+                1,
+                "{line}"
+            );
+            assert_eq!(md.matches(&format!("\n{line}\n")).count(), 1, "{line}");
+        }
+        // Nothing to detect and no mistake: one line for both charts.
+        let line = "No fault to detect and no mistake in any run: nothing to chart.";
+        assert_eq!(
+            html.matches(&format!("<p class=\"no-chart\">{line}</p>"))
+                .count(),
+            1
+        );
+        assert_eq!(md.matches(&format!("\n{line}\n")).count(), 1);
     }
 
     fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -13,8 +13,9 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::{
-    chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Marker, Palette,
-    TimeAxis, AXIS_NAME_SIZE, CDF, FONT, SCENARIO_CHART_SIZE, TICK_SIZE, TITLE_SIZE,
+    chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Chart, Marker,
+    Palette, TimeAxis, AXIS_NAME_SIZE, CDF, FONT, QUIET, RIGHT_ROOM, SCENARIO_CHART_SIZE,
+    TICK_SIZE, TITLE_SIZE,
 };
 use crate::metrics::ScenarioMetrics;
 use fdlab_protocol::Nanos;
@@ -83,8 +84,10 @@ fn curves(m: &ScenarioMetrics, measure: Measure) -> Vec<Curve> {
         .collect()
 }
 
-/// The CDF chart of one scenario as SVG text, tagged `data-chart="cdf"`.
-pub fn cdf_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<String> {
+/// The CDF chart of one scenario as SVG text, tagged `data-chart="cdf"`; or,
+/// when no curve has a point (nothing detected, or nothing to detect and no
+/// mistake), the line that says so.
+pub fn cdf_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<Chart> {
     let windows: usize = m.summary.iter().map(|s| s.detect_windows).sum();
     let measure = if windows > 0 {
         Measure::DetectionTime
@@ -92,6 +95,12 @@ pub fn cdf_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<String
         Measure::MistakeDuration
     };
     let curves = curves(m, measure);
+    if curves.iter().all(|c| c.sorted.is_empty()) {
+        return Ok(Chart::Nothing(match measure {
+            Measure::DetectionTime => not_detected(m),
+            Measure::MistakeDuration => QUIET.to_string(),
+        }));
+    }
     let title = match measure {
         Measure::DetectionTime => format!("{}: detection time", m.scenario),
         Measure::MistakeDuration => format!("{}: mistake duration (nothing to detect)", m.scenario),
@@ -117,7 +126,6 @@ pub fn cdf_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<String
             .collect();
         draw_legend(&legend_area, &legend)?;
         let root = plot;
-        let empty = curves.iter().all(|c| c.sorted.is_empty());
         let x_name = axis.name(what);
         if axis.log {
             let x = log_coord(&axis);
@@ -126,27 +134,26 @@ pub fn cdf_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<String
             let x: RangedCoordf64 = (axis.low..axis.high).into();
             draw(&root, x, &title, &x_name, y_name, &axis, &curves, palette)?;
         }
-        if empty {
-            let note = match measure {
-                Measure::DetectionTime => "no detector detected any fault",
-                Measure::MistakeDuration => "no fault to detect and no mistake: nothing to plot",
-            };
-            let (w, h) = SCENARIO_CHART_SIZE;
-            root.draw(&Text::new(
-                note,
-                (w as i32 / 2, h as i32 / 2),
-                TextStyle::from((FONT, AXIS_NAME_SIZE))
-                    .color(&RGBColor(90, 90, 90))
-                    .pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
-                        plotters::style::text_anchor::VPos::Center,
-                    )),
-            ))
-            .map_err(chart_error)?;
-        }
         root.present().map_err(chart_error)?;
     }
-    Ok(finish_svg(svg, CDF, &m.scenario, &title))
+    Ok(Chart::Svg(finish_svg(svg, CDF, &m.scenario, &title)))
+}
+
+/// The line for a scenario whose must-detect faults no detector detected.
+fn not_detected(m: &ScenarioMetrics) -> String {
+    // Every detector watches the same pairs: the same windows.
+    let faults = m
+        .summary
+        .iter()
+        .map(|s| s.detect_windows)
+        .max()
+        .unwrap_or(0);
+    let which = if faults == 1 {
+        "the one must-detect fault".to_string()
+    } else {
+        format!("any of the {faults} must-detect faults")
+    };
+    format!("No detector detected {which}: no detection times to chart.")
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -166,6 +173,7 @@ where
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, TITLE_SIZE))
         .margin(12)
+        .margin_right(RIGHT_ROOM)
         .x_label_area_size(48)
         .y_label_area_size(64)
         .build_cartesian_2d(x, 0.0..Y_TOP)
@@ -176,7 +184,7 @@ where
         .y_desc(y_name)
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
-        .x_label_formatter(&|v| fmt_seconds(*v))
+        .x_label_formatter(&|v| axis.label(*v))
         .y_label_formatter(&|v| {
             if *v <= 100.0 {
                 format!("{v:.0}")
@@ -199,9 +207,12 @@ where
     Ok(())
 }
 
-/// `name  p50 1.2 s, 3 missed of 60`.
+/// `name: p50 1.2 s, n=57, 3 missed`.
 fn legend(c: &Curve) -> String {
     let missed = c.total - c.sorted.len();
+    if c.total == 0 {
+        return format!("{}: none", c.name);
+    }
     if c.sorted.is_empty() {
         return format!("{}: none of {}", c.name, c.total);
     }

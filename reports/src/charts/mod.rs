@@ -1,8 +1,11 @@
 //! SVG charts of a report, drawn with plotters' SVG backend into memory.
 //!
 //! One concept per module: [`cdf`] (how fast each detector detects),
-//! [`tradeoff`] (mistake rate against p99 detection time) and [`timeline`]
-//! (one pair of a replay over time). This module holds what they share: the
+//! [`tradeoff`] (mistake rate against p99 detection time), [`sweep`] (the
+//! trade-off of a sweep), [`timeline`] (one pair of a replay over time),
+//! [`columns`] (a score series reduced to pixel columns for the timeline),
+//! [`score_scale`] (how each detector kind's score is drawn there) and
+//! [`axis`] (time axes: units, ticks, and how times are written). This module holds what they share: the
 //! detector colours, the sizes of text, and the finishing of the SVG text.
 //!
 //! Charts are deterministic bytes: plotters writes no timestamp or random id,
@@ -11,7 +14,10 @@
 //! browser's sans-serif font, so no font file or system library is needed;
 //! plotters only estimates text widths for its layout.
 
+pub mod axis;
 pub mod cdf;
+pub mod columns;
+pub mod score_scale;
 pub mod sweep;
 pub mod timeline;
 pub mod tradeoff;
@@ -19,10 +25,15 @@ pub mod tradeoff;
 use std::fmt::Display;
 use std::io;
 
-use plotters::coord::combinators::{BindKeyPoints, WithKeyPoints};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+pub(crate) use axis::log_coord;
+pub use axis::{
+    fmt_number, fmt_seconds, log_ticks, TimeAxis, TimeUnit, LOG_SPAN, MAX_DECADE_TICKS,
+    MAX_LOG_TICKS, RIGHT_ROOM,
+};
 
 /// Colours for detectors, in order of first appearance in a report: the
 /// Okabe–Ito palette for colour-blind readers (without its yellow, too pale on
@@ -154,6 +165,64 @@ pub(crate) fn draw_legend(
     Ok(())
 }
 
+/// A chart of a report, or the one line that stands in for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Chart {
+    /// The chart's SVG text.
+    Svg(String),
+    /// Nothing to plot: a full-size chart of empty axes would only make the
+    /// reader look for what is not there, so the report prints this line
+    /// (a sentence, with its full stop) and no chart file is written.
+    Nothing(String),
+}
+
+impl Chart {
+    /// The SVG text, if there is a chart.
+    pub fn svg(&self) -> Option<&str> {
+        match self {
+            Chart::Svg(svg) => Some(svg),
+            Chart::Nothing(_) => None,
+        }
+    }
+
+    /// The line that stands in for the chart, if there is none.
+    pub fn nothing(&self) -> Option<&str> {
+        match self {
+            Chart::Svg(_) => None,
+            Chart::Nothing(line) => Some(line),
+        }
+    }
+}
+
+/// What a scenario's charts say when nothing was to be detected and no
+/// detector made a mistake (both charts, one line).
+pub const QUIET: &str = "No fault to detect and no mistake in any run: nothing to chart.";
+
+/// Width of a character of a note, px (about half the text size).
+const NOTE_CHAR: f64 = 7.5;
+
+/// Writes `note` in the middle of a chart's plot on a white ground, so
+/// that neither the gridlines nor the tick labels (all outside the plot)
+/// run through it.
+pub(crate) fn draw_note(plot: &DrawingArea<SVGBackend<'_>, Shift>, note: &str) -> io::Result<()> {
+    let (w, h) = plot.dim_in_pixel();
+    let (x, y) = (w as i32 / 2, h as i32 / 2);
+    let half = (note.chars().count() as f64 * NOTE_CHAR / 2.0) as i32 + 8;
+    plot.draw(&Rectangle::new(
+        [(x - half, y - 13), (x + half, y + 13)],
+        WHITE.filled(),
+    ))
+    .map_err(chart_error)?;
+    plot.draw(&Text::new(
+        note.to_string(),
+        (x, y),
+        TextStyle::from((FONT, AXIS_NAME_SIZE))
+            .color(&RGBColor(90, 90, 90))
+            .pos(Pos::new(HPos::Center, VPos::Center)),
+    ))
+    .map_err(chart_error)
+}
+
 /// A plotters error as an I/O error (writing the report fails with it).
 pub(crate) fn chart_error(e: impl Display) -> io::Error {
     io::Error::other(format!("drawing a chart: {e}"))
@@ -209,138 +278,6 @@ pub fn xml_escape(text: &str) -> String {
     out
 }
 
-/// A time in seconds for an axis tick or a legend: few digits, unit included
-/// where it reads better (`250 ms`, `1.5 s`, `2 min`).
-pub fn fmt_seconds(s: f64) -> String {
-    if !s.is_finite() {
-        return "-".into();
-    }
-    let trim = |v: f64, decimals: usize| {
-        let text = format!("{v:.decimals$}");
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            text
-        }
-    };
-    let a = s.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a < 1e-3 {
-        format!("{} µs", trim(s * 1e6, 1))
-    } else if a < 1.0 {
-        format!("{} ms", trim(s * 1e3, 1))
-    } else if a < 600.0 {
-        format!("{} s", trim(s, 2))
-    } else {
-        format!("{} min", trim(s / 60.0, 1))
-    }
-}
-
-/// A time axis: linear from zero, or logarithmic where the values span more
-/// than [`LOG_SPAN`] (one slow detector would otherwise squash the others
-/// into the first pixels).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TimeAxis {
-    pub low: f64,
-    pub high: f64,
-    pub log: bool,
-}
-
-/// Ratio of largest to smallest positive value above which a time axis is
-/// logarithmic.
-pub const LOG_SPAN: f64 = 8.0;
-
-/// Ticks of a log axis over `[low, high]`: 1, 2, 5 × 10^k, or powers of ten
-/// alone when that would be more than [`MAX_LOG_TICKS`]. (plotters' own
-/// log ticks start at the first power of ten and crowd near the next one.)
-pub fn log_ticks(low: f64, high: f64) -> Vec<f64> {
-    if !(low > 0.0 && high > low && high.is_finite()) {
-        return Vec::new();
-    }
-    let ticks = |mantissas: &[f64]| -> Vec<f64> {
-        let (first, last) = (low.log10().floor() as i32, high.log10().ceil() as i32);
-        let mut out = Vec::new();
-        for k in first..=last {
-            for m in mantissas {
-                // `m / 10^-k` for negative k keeps 0.5, 0.2 exact.
-                let v = if k < 0 {
-                    m / 10f64.powi(-k)
-                } else {
-                    m * 10f64.powi(k)
-                };
-                if v >= low && v <= high {
-                    out.push(v);
-                }
-            }
-        }
-        out
-    };
-    let fine = ticks(&[1.0, 2.0, 5.0]);
-    if fine.len() <= MAX_LOG_TICKS {
-        fine
-    } else {
-        ticks(&[1.0])
-    }
-}
-
-/// Most ticks on a log axis.
-pub const MAX_LOG_TICKS: usize = 10;
-
-/// A log coordinate over `axis` with [`log_ticks`].
-pub(crate) fn log_coord(axis: &TimeAxis) -> WithKeyPoints<LogCoord<f64>> {
-    let coord: LogCoord<f64> = (axis.low..axis.high).log_scale().into();
-    coord.with_key_points(log_ticks(axis.low, axis.high))
-}
-
-impl TimeAxis {
-    /// An axis covering `values` (seconds; non-finite ones ignored).
-    pub fn covering(values: impl IntoIterator<Item = f64>) -> TimeAxis {
-        let mut min_positive = f64::INFINITY;
-        let mut max = 0.0f64;
-        for v in values.into_iter().filter(|v| v.is_finite()) {
-            max = max.max(v);
-            if v > 0.0 {
-                min_positive = min_positive.min(v);
-            }
-        }
-        if max <= 0.0 || !min_positive.is_finite() {
-            return TimeAxis {
-                low: 0.0,
-                high: 1.0,
-                log: false,
-            };
-        }
-        if max / min_positive > LOG_SPAN {
-            TimeAxis {
-                low: min_positive / 1.5,
-                high: max * 1.5,
-                log: true,
-            }
-        } else {
-            TimeAxis {
-                low: 0.0,
-                high: max * 1.08,
-                log: false,
-            }
-        }
-    }
-
-    /// `v` moved inside the axis (a zero on a log axis goes to its low end).
-    pub fn clamp(&self, v: f64) -> f64 {
-        v.clamp(self.low, self.high)
-    }
-
-    /// The axis name with its scale: `"… (s)"` or `"… (s, log scale)"`.
-    pub fn name(&self, what: &str) -> String {
-        if self.log {
-            format!("{what} (s, log scale)")
-        } else {
-            format!("{what} (s)")
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,43 +293,6 @@ mod tests {
         let many: Vec<String> = (0..12).map(|i| format!("d{i}")).collect();
         let p = Palette::new(many.iter().map(String::as_str));
         assert_eq!(p.colour("d10"), PALETTE[0]);
-    }
-
-    #[test]
-    fn time_axis_goes_log_only_for_wide_spans() {
-        let a = TimeAxis::covering([0.5, 1.0, 3.9]);
-        assert!(!a.log);
-        assert_eq!(a.low, 0.0);
-        let a = TimeAxis::covering([0.0, 0.05, 3.0]);
-        assert!(a.log);
-        assert!(a.low < 0.05 && a.high > 3.0);
-        assert_eq!(a.clamp(0.0), a.low);
-        let a = TimeAxis::covering([0.0, f64::NAN]);
-        assert_eq!((a.low, a.high, a.log), (0.0, 1.0, false));
-        assert_eq!(a.name("T_D"), "T_D (s)");
-    }
-
-    #[test]
-    fn log_ticks_are_round_and_few() {
-        assert_eq!(log_ticks(0.38, 15.0), vec![0.5, 1.0, 2.0, 5.0, 10.0]);
-        assert_eq!(log_ticks(0.004, 0.03), vec![0.005, 0.01, 0.02]);
-        assert_eq!(
-            log_ticks(1e-4, 1e3),
-            vec![1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0]
-        );
-        assert!(log_ticks(0.0, 1.0).is_empty());
-    }
-
-    #[test]
-    fn seconds_read_well() {
-        assert_eq!(fmt_seconds(0.0), "0");
-        assert_eq!(fmt_seconds(0.25), "250 ms");
-        assert_eq!(fmt_seconds(0.0005), "500 µs");
-        assert_eq!(fmt_seconds(1.5), "1.5 s");
-        assert_eq!(fmt_seconds(3.0), "3 s");
-        assert_eq!(fmt_seconds(150.0), "150 s");
-        assert_eq!(fmt_seconds(900.0), "15 min");
-        assert_eq!(fmt_seconds(f64::INFINITY), "-");
     }
 
     #[test]

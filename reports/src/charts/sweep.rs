@@ -8,12 +8,17 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::tradeoff::{rate_against_p99, rate_top};
-use super::{chart_error, finish_svg, log_coord, TimeAxis, FONT, TICK_SIZE};
+use super::{chart_error, draw_note, finish_svg, log_coord, TimeAxis, FONT, TICK_SIZE};
 
 /// The chart kind, as tagged in the SVG.
 pub const SWEEP: &str = "sweep";
 /// Chart size, px.
 pub const SIZE: (u32, u32) = (900, 560);
+/// Height of the chart that is one line of text, px.
+pub const LINE_HEIGHT: u32 = 40;
+/// What the chart says when no point has a p99 detection time.
+pub const NO_POINT: &str =
+    "No point has a p99 detection time (nothing to detect, or nothing detected): no trade-off to chart.";
 /// Points on the front labelled with their parameters (the rest would overlap).
 pub const MAX_LABELS: usize = 12;
 /// Colours: every point, and the front.
@@ -31,9 +36,28 @@ pub struct SweepPoint {
     pub front: bool,
 }
 
-/// The SVG of a sweep's trade-off, tagged `data-chart="sweep"`.
+/// The SVG of a sweep's trade-off, tagged `data-chart="sweep"`. With no
+/// point to plot it is one line of text saying so, not a full-size chart
+/// of empty axes (the file is still written: a sweep's folder always holds
+/// it).
 pub fn sweep_svg(title: &str, points: &[SweepPoint]) -> std::io::Result<String> {
     let mut svg = String::new();
+    if points.is_empty() {
+        {
+            let root = SVGBackend::with_string(&mut svg, (SIZE.0, LINE_HEIGHT)).into_drawing_area();
+            root.fill(&WHITE).map_err(chart_error)?;
+            root.draw(&Text::new(
+                NO_POINT,
+                (12, LINE_HEIGHT as i32 / 2),
+                TextStyle::from((FONT, TICK_SIZE))
+                    .color(&RGBColor(90, 90, 90))
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(chart_error)?;
+            root.present().map_err(chart_error)?;
+        }
+        return Ok(finish_svg(svg, SWEEP, title, title));
+    }
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(chart_error)?;
@@ -60,7 +84,14 @@ where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let top = rate_top(points.iter().map(|p| p.rate));
-    let mut chart = rate_against_p99(root, x, title, axis, top)?;
+    let all_zero = !points.is_empty() && points.iter().all(|p| p.rate == 0.0);
+    let mut chart = rate_against_p99(root, x, title, axis, top, all_zero)?;
+    if all_zero {
+        draw_note(
+            &chart.plotting_area().strip_coord_spec(),
+            "no mistake at any point: every point is at 0",
+        )?;
+    }
     let at = |p: &SweepPoint| (axis.clamp(p.p99), p.rate);
     chart
         .draw_series(
@@ -127,5 +158,13 @@ mod tests {
         assert!(svg.contains("data-chart=\"sweep\""));
         assert!(svg.contains("threshold=8") && !svg.contains("threshold=9"));
         assert_eq!(svg, sweep_svg("sweep of phi", &points).unwrap());
+    }
+
+    #[test]
+    fn a_sweep_with_no_point_is_one_line() {
+        let svg = sweep_svg("sweep of phi", &[]).unwrap();
+        assert!(svg.contains("data-chart=\"sweep\""));
+        assert!(svg.contains(&format!("height=\"{LINE_HEIGHT}\"")), "{svg}");
+        assert!(svg.contains(NO_POINT));
     }
 }

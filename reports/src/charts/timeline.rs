@@ -5,19 +5,25 @@
 //! dashed lines mark where the faults start and end, so a reader can follow a
 //! fault down through every detector.
 //!
+//! A score can change faster than a pixel can show: the health score dips
+//! at every late frame and recovers at the next, dozens of times per pixel
+//! column. Such a score is drawn as the level it rests at (one steady line)
+//! over a light band of its range in each column, not as a line zigzagging
+//! through the band; and Suspect or Failed periods too brief to be seen are
+//! drawn [`MIN_VERDICT_PX`] wide, so a detector flickering between verdicts
+//! shows as stripes rather than as never having left Alive.
+//!
 //! While the monitor is paused or down it runs nothing: nobody could read a
 //! score then, and a curve drawn through the pause would show phi soaring
 //! with no verdict to match (the detector learns of the stall when it
 //! resumes). Those stretches are shaded instead, with no curve.
 //!
-//! The score is each detector's own figure (phi, the health score, the
-//! timeout in ms), so each panel has its own vertical axis. phi is drawn up to
-//! twice its threshold: past that the detector has long decided, and the
-//! curve would flatten everything that matters.
+//! Each panel has its own vertical axis, the scale of its detector's score
+//! ([`super::score_scale`]).
 
 use std::io;
 
-use fdlab_protocol::{DetectorConfig, Nanos, Verdict};
+use fdlab_protocol::{Nanos, Verdict};
 use fdlab_sim::outcome::{RunOutcome, Window};
 use fdlab_sim::scenario::{Expect, FaultKind, Scenario};
 use fdlab_sim::scores::ScoreSeries;
@@ -25,8 +31,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::columns::{awake, flicker_band, reduce, verdict_spans, widen, Column};
+use super::score_scale::{axis_name, rising, trim_number};
+pub use super::score_scale::{score_scale, ScoreScale};
 use super::{
-    chart_error, finish_svg, fmt_seconds, Palette, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, TICK_SIZE,
+    chart_error, finish_svg, Palette, TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, TICK_SIZE,
     TIMELINE, TITLE_SIZE,
 };
 
@@ -42,10 +51,17 @@ const TIME_AXIS: u32 = 50;
 /// that their time axes line up).
 const Y_AREA: u32 = 96;
 const MARGIN_RIGHT: u32 = 24;
+/// Room between the ground truth's row names and its axis line, px.
+const ROW_NAME_GAP: i32 = 8;
 /// Room above each panel for the detector's name, px.
 const NAME_ROW: u32 = 24;
-/// phi is drawn up to this multiple of its threshold.
-const PHI_CLIP: f64 = 2.0;
+/// A pixel column whose score spans more than this, px, is shaded as a
+/// band of flicker; a smaller range the 2 px line covers anyway.
+const FLICKER_PX: f64 = 4.0;
+/// Opacity of the flicker band: light, so the resting line reads above it.
+const FLICKER_OPACITY: f64 = 0.2;
+/// Narrowest a Suspect or Failed period is drawn, px.
+const MIN_VERDICT_PX: f64 = 2.0;
 
 const SUSPECT_FILL: RGBColor = RGBColor(255, 200, 80);
 const FAILED_FILL: RGBColor = RGBColor(230, 60, 60);
@@ -60,12 +76,7 @@ const INK: RGBColor = RGBColor(40, 40, 40);
 #[derive(Clone, Debug, PartialEq)]
 pub struct DetectorTrack {
     pub name: String,
-    /// What its score is, with its unit: `phi`, `health score`, `timeout (ms)`.
-    pub score_name: String,
-    /// Horizontal lines: `(label, score)`.
-    pub thresholds: Vec<(String, f64)>,
-    /// Scores above this are drawn at it.
-    pub clip: Option<f64>,
+    pub scale: ScoreScale,
     pub samples: Vec<(Nanos, f64)>,
     /// Verdict changes, Alive before the first.
     pub changes: Vec<(Nanos, Verdict)>,
@@ -94,35 +105,6 @@ pub struct Timeline {
     /// When the monitor was paused or down: it ran nothing, so no score.
     pub frozen: Vec<Window>,
     pub detectors: Vec<DetectorTrack>,
-}
-
-/// How a detector's score is named, where its thresholds lie and where it is
-/// clipped, by kind (a two-stage detector shows its confirmer's score).
-pub fn score_scale(config: &DetectorConfig) -> (String, Vec<(String, f64)>, Option<f64>) {
-    match config {
-        DetectorConfig::PhiAccrual(c) => {
-            let mut lines = vec![(format!("Failed at {}", c.threshold), c.threshold)];
-            if let Some(s) = c.suspect_threshold {
-                lines.push((format!("Suspect at {s}"), s));
-            }
-            ("phi".into(), lines, Some(c.threshold * PHI_CLIP))
-        }
-        DetectorConfig::DataflowDecay(c) => (
-            "health score".into(),
-            vec![
-                (
-                    format!("Suspect below {}", c.suspect_below),
-                    c.suspect_below,
-                ),
-                (format!("Failed below {}", c.fail_below), c.fail_below),
-            ],
-            None,
-        ),
-        DetectorConfig::FixedTimeout(_) | DetectorConfig::AdaptiveProbe(_) => {
-            ("timeout (ms)".into(), Vec::new(), None)
-        }
-        DetectorConfig::TwoStage(c) => score_scale(&c.confirm),
-    }
 }
 
 impl Timeline {
@@ -165,15 +147,13 @@ impl Timeline {
             .iter()
             .enumerate()
             .map(|(d, name)| {
-                let (score_name, thresholds, clip) = scenario.detectors.get(d).map_or_else(
-                    || ("score".into(), Vec::new(), None),
+                let scale = scenario.detectors.get(d).map_or_else(
+                    || rising("score", Vec::new(), None),
                     |s| score_scale(&s.config),
                 );
                 DetectorTrack {
                     name: name.clone(),
-                    score_name,
-                    thresholds,
-                    clip,
+                    scale,
                     samples: series.get(d).map(|s| s.samples.clone()).unwrap_or_default(),
                     changes: found
                         .and_then(|p| p.detectors.get(d))
@@ -215,109 +195,6 @@ impl Timeline {
             self.scenario, self.seed, self.monitor, self.target
         )
     }
-}
-
-/// The spans of `[0, end)` where the verdict is `which` (seconds).
-pub fn verdict_spans(changes: &[(Nanos, Verdict)], end: Nanos, which: Verdict) -> Vec<(f64, f64)> {
-    let mut spans = Vec::new();
-    let mut from = Nanos::ZERO;
-    let mut current = Verdict::Alive;
-    for &(t, v) in changes {
-        let t = t.min(end);
-        if current == which && t > from {
-            spans.push((from.as_secs_f64(), t.as_secs_f64()));
-        }
-        if t >= from {
-            from = t;
-        }
-        current = v;
-    }
-    if current == which && end > from {
-        spans.push((from.as_secs_f64(), end.as_secs_f64()));
-    }
-    spans
-}
-
-/// The runs of `samples` outside the `frozen` windows (bounds included:
-/// the instant of a resume still shows the state from before the pause).
-pub fn awake<'a>(samples: &'a [(Nanos, f64)], frozen: &[Window]) -> Vec<&'a [(Nanos, f64)]> {
-    let asleep = |t: Nanos| frozen.iter().any(|w| w.start <= t && t <= w.end);
-    let mut parts = Vec::new();
-    let mut start = None;
-    for (i, &(t, _)) in samples.iter().enumerate() {
-        match (asleep(t), start) {
-            (false, None) => start = Some(i),
-            (true, Some(s)) => {
-                parts.push(&samples[s..i]);
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(s) = start {
-        parts.push(&samples[s..]);
-    }
-    parts
-}
-
-/// The samples of one pixel column: its range and its last value.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Column {
-    /// Middle of the column, s.
-    pub at: f64,
-    pub low: f64,
-    pub high: f64,
-    pub last: f64,
-}
-
-/// The samples reduced to `columns` columns over `[0, end)`: the range of
-/// each (drawn as a band, so every peak and dip survives however dense the
-/// inputs) and its last value (drawn as the line). Values are clipped to
-/// `clip`; samples that are not numbers are dropped; empty columns are left
-/// out.
-pub fn reduce(
-    samples: &[(Nanos, f64)],
-    end: Nanos,
-    columns: u32,
-    clip: Option<f64>,
-) -> Vec<Column> {
-    let clip = clip.unwrap_or(f64::INFINITY);
-    let width = (end.as_nanos() / u64::from(columns.max(1))).max(1);
-    let mut out: Vec<Column> = Vec::new();
-    let mut current: Option<(u64, Column)> = None;
-    for &(t, v) in samples {
-        if v.is_nan() {
-            continue;
-        }
-        let v = v.min(clip);
-        let index = t.as_nanos() / width;
-        match &mut current {
-            Some((i, c)) if *i == index => {
-                c.low = c.low.min(v);
-                c.high = c.high.max(v);
-                c.last = v;
-            }
-            _ => {
-                if let Some((_, c)) = current.take() {
-                    out.push(c);
-                }
-                let at = Nanos(index.saturating_mul(width).saturating_add(width / 2)).min(end);
-                current = Some((
-                    index,
-                    Column {
-                        at: at.as_secs_f64(),
-                        low: v,
-                        high: v,
-                        last: v,
-                    },
-                ));
-            }
-        }
-    }
-    if let Some((_, c)) = current {
-        out.push(c);
-    }
-    out
 }
 
 /// The timeline as SVG text, tagged `data-chart="timeline"`.
@@ -419,16 +296,17 @@ fn draw_truth(area: &DrawingArea<SVGBackend<'_>, Shift>, t: &Timeline, end: f64)
         .y_labels(0)
         .draw()
         .map_err(chart_error)?;
-    // Row names just left of the axis line.
-    let gap = end / f64::from(WIDTH - Y_AREA - MARGIN_RIGHT) * 8.0;
+    // Row names just left of the axis line, in pixels: plotters moves a
+    // point left of the time axis onto it, which put the names on the line.
+    let top = area.get_base_pixel().1;
     for (i, label) in rows.iter().enumerate() {
-        chart
-            .draw_series(std::iter::once(Text::new(
-                label.to_string(),
-                (-gap, i as f64 + 0.5),
-                text_style(LEGEND_SIZE, &INK, HPos::Right, VPos::Center),
-            )))
-            .map_err(chart_error)?;
+        let (_, y) = chart.backend_coord(&(0.0, i as f64 + 0.5));
+        area.draw(&Text::new(
+            label.to_string(),
+            (Y_AREA as i32 - ROW_NAME_GAP, y - top),
+            text_style(LEGEND_SIZE, &INK, HPos::Right, VPos::Center),
+        ))
+        .map_err(chart_error)?;
     }
     // Row 0: faults, those on the pair darker and on top.
     let mut faults: Vec<&FaultSpan> = t.faults.iter().collect();
@@ -493,27 +371,23 @@ fn draw_panel(
         ))
         .map_err(chart_error)?;
     let area = &area;
+    let scale = &d.scale;
     let plot_width = WIDTH - Y_AREA - MARGIN_RIGHT;
     let segments: Vec<Vec<Column>> = awake(&d.samples, &t.frozen)
         .into_iter()
-        .map(|part| reduce(part, t.duration, plot_width, d.clip))
+        .map(|part| reduce(part, t.duration, plot_width, scale.clip))
         .collect();
     let max = segments
         .iter()
         .flatten()
         .map(|c| c.high)
-        .chain(d.thresholds.iter().map(|x| x.1))
+        .chain(scale.thresholds.iter().map(|x| x.1))
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
-    let top = match d.clip {
-        Some(clip) => clip,
+    let top = match scale.top {
+        Some(top) => top,
         None if max > 0.0 => max * 1.12,
         None => 1.0,
-    };
-    let top = if d.score_name == "health score" {
-        1.05
-    } else {
-        top
     };
     let mut chart = ChartBuilder::on(area)
         .margin_left(0)
@@ -524,10 +398,13 @@ fn draw_panel(
         .y_label_area_size(Y_AREA)
         .build_cartesian_2d(0.0..end, 0.0..top)
         .map_err(chart_error)?;
-    let y_name = match d.clip {
-        Some(clip) => format!("{} (to {clip})", d.score_name),
-        None => d.score_name.clone(),
+    let y_name = axis_name(&scale.name, scale.clip);
+    let time = TimeAxis {
+        low: 0.0,
+        high: end,
+        log: false,
     };
+    let time_label = |v: &f64| time.label(*v);
     {
         let mut mesh = chart.configure_mesh();
         mesh.y_desc(y_name)
@@ -535,27 +412,31 @@ fn draw_panel(
             .x_labels(12)
             .axis_desc_style((FONT, AXIS_NAME_SIZE))
             .label_style((FONT, TICK_SIZE))
-            .x_label_formatter(&|v| fmt_seconds(*v))
+            .x_label_formatter(&time_label)
             .y_label_formatter(&|v| trim_number(*v))
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID);
         if with_time_axis {
-            mesh.x_desc("time (s)");
+            mesh.x_desc(time.name("time"));
         } else {
             mesh.x_label_style((FONT, 0.0));
         }
         mesh.draw().map_err(chart_error)?;
     }
-    // Verdict periods, behind everything.
+    let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
+    let per_px_x = end / f64::from(plot_w.max(1));
+    let per_px_y = top / f64::from(plot_h.max(1));
+    // Verdict periods, behind everything; a brief one still shows.
     for (which, fill) in [
         (Verdict::Suspect, SUSPECT_FILL.mix(0.45)),
         (Verdict::Failed, FAILED_FILL.mix(0.35)),
     ] {
+        let spans = verdict_spans(&d.changes, t.duration, which);
         chart
             .draw_series(
-                verdict_spans(&d.changes, t.duration, which)
+                widen(&spans, MIN_VERDICT_PX * per_px_x)
                     .into_iter()
-                    .map(|(s, e)| Rectangle::new([(s, 0.0), (e, top)], fill.filled())),
+                    .map(|(s, e)| Rectangle::new([(s, 0.0), (e.min(end), top)], fill.filled())),
             )
             .map_err(chart_error)?;
     }
@@ -586,29 +467,27 @@ fn draw_panel(
             }
         }
     }
-    // The score: its range per pixel column as a light band, its last value
-    // per column as the line.
+    // The score: where it rests in each pixel column as the line, and where
+    // it flickers within a column, the range as a light band below (or
+    // above) it.
+    let half_column = end / f64::from(plot_width) / 2.0;
     for columns in segments.iter().filter(|c| !c.is_empty()) {
-        let mut outline: Vec<(f64, f64)> = columns.iter().map(|c| (c.at, c.high)).collect();
-        outline.extend(columns.iter().rev().map(|c| (c.at, c.low)));
         chart
-            .draw_series(std::iter::once(Polygon::new(
-                outline,
-                colour.mix(0.3).filled(),
-            )))
+            .draw_series(
+                flicker_band(columns, half_column, FLICKER_PX * per_px_y)
+                    .into_iter()
+                    .map(|outline| Polygon::new(outline, colour.mix(FLICKER_OPACITY).filled())),
+            )
             .map_err(chart_error)?;
         chart
             .draw_series(LineSeries::new(
-                columns.iter().map(|c| (c.at, c.last)),
+                columns.iter().map(|c| (c.at, c.rest(scale.lower_is_worse))),
                 colour.stroke_width(2),
             ))
             .map_err(chart_error)?;
     }
     // Thresholds: dashed, labelled at the right on a white ground.
-    let (plot_w, plot_h) = chart.plotting_area().dim_in_pixel();
-    let per_px_x = end / f64::from(plot_w.max(1));
-    let per_px_y = top / f64::from(plot_h.max(1));
-    for (label, value) in &d.thresholds {
+    for (label, value) in &scale.thresholds {
         if *value > top {
             continue;
         }
@@ -641,86 +520,80 @@ fn draw_panel(
     Ok(())
 }
 
-/// A tick value with no trailing zeros (`3000`, `0.5`).
-fn trim_number(v: f64) -> String {
-    let text = format!("{v:.3}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fdlab_protocol::DetectorConfig;
 
-    fn s(v: u64) -> Nanos {
-        Nanos::from_secs(v)
+    /// Widths (px) of the full-height rectangles of `fill` in `svg`.
+    fn stripes(svg: &str, fill: &str) -> Vec<u32> {
+        svg.split("<rect ")
+            .skip(1)
+            .filter(|r| r.contains(&format!("fill=\"{fill}\"")))
+            .filter_map(|r| {
+                let number = |key: &str| -> Option<u32> {
+                    let at = r.find(&format!(" {key}=\""))? + key.len() + 3;
+                    r[at..].split('"').next()?.parse().ok()
+                };
+                (number("height")? > PANEL / 2).then(|| number("width"))?
+            })
+            .collect()
     }
 
     #[test]
-    fn verdict_spans_cover_each_period_once() {
-        let changes = [
-            (s(1), Verdict::Suspect),
-            (s(2), Verdict::Failed),
-            (s(4), Verdict::Alive),
-            (s(6), Verdict::Suspect),
-        ];
-        assert_eq!(
-            verdict_spans(&changes, s(10), Verdict::Suspect),
-            vec![(1.0, 2.0), (6.0, 10.0)]
-        );
-        assert_eq!(
-            verdict_spans(&changes, s(10), Verdict::Failed),
-            vec![(2.0, 4.0)]
-        );
-        assert_eq!(
-            verdict_spans(&changes, s(3), Verdict::Failed),
-            vec![(2.0, 3.0)]
-        );
-        assert!(verdict_spans(&[], s(3), Verdict::Failed).is_empty());
-    }
-
-    #[test]
-    fn frozen_windows_cut_the_curve() {
-        let samples: Vec<(Nanos, f64)> = (0..10).map(|i| (s(i), i as f64)).collect();
-        let frozen = [Window {
-            start: s(3),
-            end: s(5),
-        }];
-        let parts = awake(&samples, &frozen);
-        assert_eq!(parts.len(), 2);
-        assert_eq!(parts[0].last(), Some(&(s(2), 2.0)));
-        assert_eq!(parts[1].first(), Some(&(s(6), 6.0)));
-        assert_eq!(awake(&samples, &[]).len(), 1);
-        assert!(awake(&[], &frozen).is_empty());
-    }
-
-    #[test]
-    fn columns_keep_range_and_last_and_clip() {
-        // 1,000 samples in the first of 10 one-second columns, one in the sixth.
-        let mut samples: Vec<(Nanos, f64)> = (0..1_000).map(|i| (Nanos(i), 1.0)).collect();
-        samples[500].1 = 9.0;
-        samples[700].1 = -1.0;
-        samples[999].1 = f64::NAN;
-        samples.push((s(5), f64::INFINITY));
-        let out = reduce(&samples, s(10), 10, Some(4.0));
-        assert_eq!(
-            out,
-            vec![
-                Column {
-                    at: 0.5,
-                    low: -1.0,
-                    high: 4.0,
-                    last: 1.0
-                },
-                Column {
-                    at: 5.5,
-                    low: 4.0,
-                    high: 4.0,
-                    last: 4.0
-                }
-            ]
-        );
-        assert!(reduce(&[], s(1), 10, None).is_empty());
-        assert_eq!(trim_number(3000.0), "3000");
-        assert_eq!(trim_number(0.5), "0.5");
+    fn a_flickering_health_score_reads_at_a_glance() {
+        let ms = Nanos::from_millis;
+        // The score rests at 1 and dips to 0.6 every 10 ms for a minute,
+        // with a Suspect of 3 µs at 20 s.
+        let samples: Vec<(Nanos, f64)> = (0..6_000u64)
+            .map(|k| (ms(10 * k), if k % 2 == 0 { 1.0 } else { 0.6 }))
+            .collect();
+        let track = DetectorTrack {
+            name: "decay".into(),
+            scale: score_scale(&DetectorConfig::DataflowDecay(Default::default())),
+            samples,
+            changes: vec![
+                (ms(20_000), Verdict::Suspect),
+                (ms(20_000) + Nanos(3_000), Verdict::Alive),
+            ],
+        };
+        let timeline = Timeline {
+            scenario: "s".into(),
+            seed: 1,
+            monitor: "a".into(),
+            target: "b".into(),
+            duration: ms(60_000),
+            faults: Vec::new(),
+            must_detect: Vec::new(),
+            frozen: Vec::new(),
+            detectors: vec![track],
+        };
+        let palette = Palette::new(["decay"]);
+        let svg = timeline_svg(&timeline, &palette).unwrap();
+        // The 3 µs Suspect is a stripe 2 px wide, not a rectangle of 0 px.
+        assert_eq!(stripes(&svg, "#FFC850"), [MIN_VERDICT_PX as u32]);
+        // The line rests at 1: one polyline of the detector's colour, flat.
+        let colour = palette.css("decay").to_uppercase();
+        let line = svg
+            .split("<polyline ")
+            .find(|p| p.contains(&format!("stroke=\"{colour}\"")))
+            .unwrap();
+        let points = line
+            .split("points=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let heights: std::collections::BTreeSet<&str> = points
+            .split_whitespace()
+            .map(|p| p.split(',').nth(1).unwrap())
+            .collect();
+        assert_eq!(heights.len(), 1, "{points}");
+        // The dips are a light band below it.
+        assert!(svg.contains(&format!(
+            "<polygon opacity=\"{FLICKER_OPACITY}\" fill=\"{colour}\""
+        )));
+        assert_eq!(svg, timeline_svg(&timeline, &palette).unwrap());
     }
 }

@@ -13,9 +13,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Marker, Palette,
-    TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, SCENARIO_CHART_SIZE, TICK_SIZE, TITLE_SIZE,
-    TRADEOFF,
+    chart_error, draw_legend, draw_note, finish_svg, fmt_seconds, legend_height, log_coord, Chart,
+    Marker, Palette, TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, QUIET, RIGHT_ROOM,
+    SCENARIO_CHART_SIZE, TICK_SIZE, TITLE_SIZE, TRADEOFF,
 };
 use crate::metrics::{DetectorSummary, ScenarioMetrics};
 
@@ -66,9 +66,21 @@ pub fn fmt_rate(v: f64) -> String {
     }
 }
 
-/// The trade-off chart of one scenario as SVG text, tagged `data-chart="tradeoff"`.
-pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<String> {
+/// What the trade-off chart says when no detector detected anything.
+pub const NO_P99: &str = "No detector detected a fault: no p99 detection time to chart.";
+
+/// The trade-off chart of one scenario as SVG text, tagged
+/// `data-chart="tradeoff"`; or, with no point to plot (nothing detected)
+/// or only bars of zero (nothing to detect, no mistake), the line that says
+/// so.
+pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<Chart> {
     let windows: usize = m.summary.iter().map(|s| s.detect_windows).sum();
+    if windows == 0 && m.summary.iter().all(|s| rate_of(s) == 0.0) {
+        return Ok(Chart::Nothing(QUIET.to_string()));
+    }
+    if windows > 0 && m.summary.iter().all(|s| s.failed.is_none()) {
+        return Ok(Chart::Nothing(NO_P99.to_string()));
+    }
     let mut svg = String::new();
     let title;
     {
@@ -133,18 +145,22 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<S
         }
         root.present().map_err(chart_error)?;
     }
-    Ok(finish_svg(svg, TRADEOFF, &m.scenario, &title))
+    Ok(Chart::Svg(finish_svg(svg, TRADEOFF, &m.scenario, &title)))
 }
 
 /// The axes of a trade-off chart, drawn: p99 detection time (on `x`)
 /// against mistakes per pair-hour from a little below zero to `top`. The
 /// detectors of a scenario and the points of a sweep are drawn on these.
+/// With `all_zero` (every rate is 0) the rate axis has no scale to read:
+/// it has one tick, 0, and the middle of the plot is left for a note
+/// ([`super::draw_note`]).
 pub(crate) fn rate_against_p99<'a, 'b, X>(
     root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
     x: X,
     title: &str,
     axis: &TimeAxis,
     top: f64,
+    all_zero: bool,
 ) -> std::io::Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -152,22 +168,27 @@ where
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, TITLE_SIZE))
         .margin(12)
+        .margin_right(RIGHT_ROOM)
         .x_label_area_size(48)
         .y_label_area_size(64)
         .build_cartesian_2d::<X, RangedCoordf64>(x, (-top * BELOW_ZERO..top).into())
         .map_err(chart_error)?;
-    chart
-        .configure_mesh()
-        .x_desc(axis.name("p99 detection time"))
+    let x_label = |v: &f64| axis.label(*v);
+    let y_label = |v: &f64| rate_tick(*v);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(axis.name("p99 detection time"))
         .y_desc("mistakes per pair-hour")
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
-        .x_label_formatter(&|v| fmt_seconds(*v))
-        .y_label_formatter(&|v| rate_tick(*v))
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
         .light_line_style(TRANSPARENT)
-        .bold_line_style(RGBColor(225, 225, 225))
-        .draw()
-        .map_err(chart_error)?;
+        .bold_line_style(RGBColor(225, 225, 225));
+    if all_zero {
+        // Over [-top * BELOW_ZERO, top] the one round tick is 0.
+        mesh.y_labels(1);
+    }
+    mesh.draw().map_err(chart_error)?;
     Ok(chart)
 }
 
@@ -200,17 +221,13 @@ where
             .iter()
             .flat_map(|p| [p.rate, p.ci.map_or(0.0, |c| c.1)]),
     );
-    let mut chart = rate_against_p99(root, x, title, axis, top)?;
-    if points.iter().all(|p| p.rate == 0.0) {
-        chart
-            .draw_series(std::iter::once(Text::new(
-                "no mistakes in any run: every point is at 0",
-                (axis.low, top * 0.5),
-                TextStyle::from((FONT, AXIS_NAME_SIZE))
-                    .color(&RGBColor(90, 90, 90))
-                    .pos(Pos::new(HPos::Left, VPos::Center)),
-            )))
-            .map_err(chart_error)?;
+    let all_zero = points.iter().all(|p| p.rate == 0.0);
+    let mut chart = rate_against_p99(root, x, title, axis, top, all_zero)?;
+    if all_zero {
+        draw_note(
+            &chart.plotting_area().strip_coord_spec(),
+            "no mistake in any run: every point is at 0",
+        )?;
     }
     for p in points {
         let colour = palette.colour(&p.name);
