@@ -231,8 +231,11 @@ mod tests {
 
     #[test]
     fn stale_temporaries_go_and_nothing_else() {
-        // This process started before the files below were written.
+        // This process started before the files below were written: a file's
+        // time comes from the kernel's coarse clock (a few ms behind the
+        // precise one), so wait well past one of its ticks first.
         started();
+        std::thread::sleep(std::time::Duration::from_millis(50));
         let dir = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let dead = child.id();
