@@ -1,10 +1,12 @@
 //! Judging one detector's verdict timeline on one monitored pair against the
-//! pair's ground truth: detections (T_D), mistakes (λ_M, T_M) and the
-//! must-not-detect time behind P_A, as defined in [`crate::metrics`].
+//! pair's ground truth: detections (T_D), mistakes (λ_M, T_M) split into
+//! false Failed and Suspect-only ones, recoveries ([`super::recovery`]) and
+//! the healthy time behind P_A, as defined in [`crate::metrics`].
 
 use fdlab_protocol::{Nanos, Verdict};
 use fdlab_sim::outcome::{DetectorTimeline, PairOutcome, Window};
 
+use super::recovery::{recoveries, Recovery};
 use super::spans::{contains, intersect, measure, normalize, subtract, Spans};
 
 /// One must-detect window of one pair, as one detector handled it.
@@ -74,6 +76,14 @@ impl Mistake {
     pub fn duration(&self) -> Nanos {
         self.end - self.start
     }
+
+    /// A **false Failed**: the verdict reached Failed during the mistake, so
+    /// a host acting on Failed (failover, eviction, rebalancing) would have
+    /// acted on a healthy peer. Otherwise the mistake is **Suspect-only** (a
+    /// suspicion): it ended, or stopped being judged, before any Failed.
+    pub fn is_false_failed(&self) -> bool {
+        self.worst == Verdict::Failed
+    }
 }
 
 /// One detector's record on one pair in one run.
@@ -83,10 +93,16 @@ pub struct PairMetrics {
     pub detections: Vec<Detection>,
     /// In time order.
     pub mistakes: Vec<Mistake>,
+    /// In time order.
+    pub recoveries: Vec<Recovery>,
     /// Must-not-detect time of the pair.
     pub must_not_detect: Nanos,
     /// The part of it during which the verdict was Alive.
     pub alive_must_not_detect: Nanos,
+    /// Must-not-detect time outside recovery windows.
+    pub healthy: Nanos,
+    /// The part of it during which the verdict was Alive.
+    pub alive_healthy: Nanos,
 }
 
 /// One detector's record on one pair of a run of length `duration`.
@@ -100,9 +116,9 @@ pub fn pair_metrics(
 
 /// The ground truth of one pair as spans, shared by all its detectors.
 pub(super) struct Truth {
-    judged: Spans,
-    must_detect: Spans,
-    must_not_detect: Spans,
+    pub(super) judged: Spans,
+    pub(super) must_detect: Spans,
+    pub(super) must_not_detect: Spans,
 }
 
 impl Truth {
@@ -197,11 +213,17 @@ pub(super) fn judge(
         });
     }
 
+    let recoveries = recoveries(pair, truth, &changes, end);
+    let lag = normalize(recoveries.iter().map(|r| (r.from.0, r.until.0)).collect());
+    let healthy = subtract(mnd, &lag);
     PairMetrics {
         detections,
         mistakes,
+        recoveries,
         must_not_detect: Nanos(measure(mnd)),
         alive_must_not_detect: Nanos(measure(&intersect(mnd, &alive))),
+        healthy: Nanos(measure(&healthy)),
+        alive_healthy: Nanos(measure(&intersect(&healthy, &alive))),
     }
 }
 

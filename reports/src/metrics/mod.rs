@@ -75,8 +75,10 @@
 //! order given, detectors in the scenario's order).
 
 mod ci;
+mod classes;
 mod judge;
 mod rates;
+mod recovery;
 mod run;
 mod spans;
 mod summary;
@@ -84,13 +86,17 @@ mod summary;
 #[cfg(test)]
 mod judge_tests;
 #[cfg(test)]
+mod recovery_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 pub use ci::{mean_ci95, MeanCi};
+pub use classes::{summarize_classes, ClassSummary, LinkClass};
 /// Moved to `fdlab_sim::stats` so that hosts in `sim` (the trace evaluator)
 /// compute percentiles the same way; re-exported here for existing users.
 pub use fdlab_sim::stats::{nearest_rank, DurationStats};
 pub use judge::{pair_metrics, Detection, Mistake, MistakeEnd, PairMetrics};
+pub use recovery::Recovery;
 pub use run::{run_metrics, DetectorRun, RunMetrics, RunTotals};
 pub use summary::{summarize, summarize_totals, DetectorSummary};
 
@@ -111,15 +117,19 @@ pub struct ScenarioMetrics {
     pub runs: Vec<RunMetrics>,
     /// One per detector name, in order of first appearance.
     pub summary: Vec<DetectorSummary>,
+    /// Per detector, in the same order, one per link class with pairs.
+    pub classes: Vec<ClassSummary>,
 }
 
 /// Computes per-run and aggregate metrics of one scenario.
 pub fn scenario_metrics(result: &ScenarioResult) -> ScenarioMetrics {
     let runs: Vec<RunMetrics> = result.runs.iter().map(run_metrics).collect();
     let summary = summarize(&runs);
+    let classes = summarize_classes(&runs);
     ScenarioMetrics {
         scenario: result.scenario.clone(),
         runs,
         summary,
+        classes,
     }
 }

@@ -75,6 +75,7 @@ pub(crate) fn run(seed: u64, pairs: Vec<PairOutcome>) -> RunOutcome {
         duration: RUN,
         detectors: vec!["fixed".into(), "phi".into()],
         nodes: vec!["n0".into(), "n1".into(), "n2".into()],
+        layers: Vec::new(),
         faults: vec![FaultRecord {
             kind: FaultKind::Crash,
             target: "n1".into(),
@@ -231,4 +232,139 @@ fn degenerate_inputs_do_not_panic() {
     assert_eq!(m.summary[1].pair_runs, 0);
     assert_eq!(m.summary[0].detect_windows, 0);
     assert_eq!(m.runs[0].node_name(99), "99");
+}
+
+#[test]
+fn recovery_lag_and_query_accuracy_over_healthy_time() {
+    let m = scenario_metrics(&two_seeds());
+    let fixed = &m.summary[0];
+    // Alive again 500 ms after the crashed node came back, in both seeds.
+    let r = fixed.recovery.unwrap();
+    assert_eq!((r.n, r.p50, r.p99, r.max), (2, ms(500), ms(500), ms(500)));
+    assert_eq!(fixed.recovery_unfinished, 0);
+    // No mistake: P_A over healthy time is whole, though the share of all
+    // must-not-detect time with an Alive verdict is not.
+    assert_eq!(fixed.healthy, 2 * 89_500 * 1_000_000u128);
+    assert_eq!(fixed.query_accuracy(), Some(1.0));
+    let share = fixed.alive_share_must_not_detect().unwrap();
+    assert!((share - 89.5 / 90.0).abs() < 1e-12, "{share}");
+    let phi = &m.summary[1];
+    // Alive at the very instant the fault ended: zero lag, no window.
+    let r = phi.recovery.unwrap();
+    assert_eq!((r.n, r.p50, r.p99), (2, Nanos::ZERO, Nanos::ZERO));
+    assert_eq!(phi.healthy, 180_000_000_000);
+    // Its one mistake, a suspicion of 500 ms, is all it loses.
+    assert_eq!(phi.alive_healthy, 180_000_000_000 - 500_000_000);
+    assert_eq!((phi.false_failed, phi.suspicions()), (0, 1));
+    assert_eq!(phi.mean_suspicion(), Some(ms(500)));
+    assert_eq!(phi.mean_false_failed(), None);
+    assert_eq!(phi.false_failed_rate(), Some(0.0));
+    assert_eq!(phi.false_failed_rate_ci.unwrap().high, 0.0);
+    assert!((phi.suspicion_rate().unwrap() - 20.0).abs() < 1e-9);
+}
+
+#[test]
+fn false_failed_and_suspicions_partition_the_mistakes() {
+    let mut result = two_seeds();
+    // Seed 2: phi declares the healthy n0 Failed for 1.5 s (2 s in all).
+    result.runs[1].pairs[1].detectors[1].changes = vec![
+        (ms(20_000), Suspect),
+        (ms(20_500), Failed),
+        (ms(22_000), Alive),
+    ];
+    let phi = &scenario_metrics(&result).summary[1];
+    assert_eq!(
+        (phi.mistakes, phi.false_failed, phi.suspicions()),
+        (2, 1, 1)
+    );
+    assert_eq!(phi.mean_false_failed(), Some(ms(2_000)));
+    assert_eq!(phi.mean_suspicion(), Some(ms(500)));
+    assert_eq!(phi.mean_mistake(), Some(ms(1_250)));
+    // 0.05 pair-hours of must-not-detect time: 20 of each per pair-hour, and
+    // per run 0 then 40 of each (0.025 pair-hours a run).
+    for (rate, ci) in [
+        (phi.false_failed_rate(), phi.false_failed_rate_ci),
+        (phi.suspicion_rate(), phi.suspicion_rate_ci),
+    ] {
+        assert!((rate.unwrap() - 20.0).abs() < 1e-9);
+        let ci = ci.unwrap();
+        assert_eq!(ci.runs, 2);
+        assert!((ci.mean - 20.0).abs() < 1e-9);
+    }
+    assert!((phi.mistake_rate().unwrap() - 40.0).abs() < 1e-9);
+    assert_eq!(phi.runs_with_mistake, 1);
+}
+
+#[test]
+fn link_classes_add_up_to_the_blend() {
+    // A mesh: one class, the blend itself.
+    let m = scenario_metrics(&two_seeds());
+    assert_eq!(m.classes.len(), 2);
+    for (c, s) in m.classes.iter().zip(&m.summary) {
+        assert_eq!(c.class, LinkClass::Mesh);
+        assert_eq!(&c.summary, s);
+    }
+    // The same pairs as a dataflow: n0 a source, n1 and n2 deeper stages, so
+    // pair a (n0 watches n1) is a forwarded link, b (n2 watches n0) a source
+    // link; b gets a false Failed and a suspicion in seed 2.
+    let mut result = two_seeds();
+    for run in &mut result.runs {
+        run.layers = vec![0, 1, 2];
+    }
+    result.runs[1].pairs[1].detectors[1].changes = vec![
+        (ms(20_000), Suspect),
+        (ms(20_500), Failed),
+        (ms(22_000), Alive),
+        (ms(30_000), Suspect),
+        (ms(30_100), Alive),
+    ];
+    let m = scenario_metrics(&result);
+    let names: Vec<(&str, LinkClass)> = m
+        .classes
+        .iter()
+        .map(|c| (c.summary.detector.as_str(), c.class))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("fixed", LinkClass::Source),
+            ("fixed", LinkClass::Forwarded),
+            ("phi", LinkClass::Source),
+            ("phi", LinkClass::Forwarded),
+        ]
+    );
+    for s in &m.summary {
+        let parts: Vec<&DetectorSummary> = m
+            .classes
+            .iter()
+            .filter(|c| c.summary.detector == s.detector)
+            .map(|c| &c.summary)
+            .collect();
+        let sum = |f: fn(&DetectorSummary) -> u128| parts.iter().map(|p| f(p)).sum::<u128>();
+        assert_eq!(sum(|p| u128::from(p.pair_runs)), u128::from(s.pair_runs));
+        assert_eq!(sum(|p| p.detect_windows as u128), s.detect_windows as u128);
+        assert_eq!(sum(|p| p.failed.map_or(0, |f| f.n) as u128), 2);
+        assert_eq!(sum(|p| p.mistakes as u128), s.mistakes as u128);
+        assert_eq!(sum(|p| p.false_failed as u128), s.false_failed as u128);
+        assert_eq!(sum(|p| p.mistake_time), s.mistake_time);
+        assert_eq!(sum(|p| p.must_not_detect), s.must_not_detect);
+        assert_eq!(sum(|p| p.healthy), s.healthy);
+        assert_eq!(sum(|p| p.alive_healthy), s.alive_healthy);
+        assert_eq!(sum(|p| p.messages), s.messages);
+        let recoveries =
+            |p: &DetectorSummary| p.recovery.map_or(0, |r| r.n) + p.recovery_unfinished;
+        assert_eq!(
+            parts.iter().map(|p| recoveries(p)).sum::<usize>(),
+            recoveries(s)
+        );
+    }
+    let phi_source = &m.classes[2].summary;
+    assert_eq!((phi_source.false_failed, phi_source.suspicions()), (1, 1));
+    // 1 false Failed in 120 pair-seconds of the source links.
+    assert!((phi_source.false_failed_rate().unwrap() - 30.0).abs() < 1e-9);
+    let phi_forwarded = &m.classes[3].summary;
+    assert_eq!(
+        (phi_forwarded.false_failed, phi_forwarded.suspicions()),
+        (0, 1)
+    );
 }
