@@ -1,7 +1,7 @@
 //! Every file `fdlab run` writes into its output directory, each atomically:
 //!
 //! - the CSV tables ([`crate::tables`]): `summary.csv`, `runs.csv`,
-//!   `detections.csv`, `mistakes.csv`;
+//!   `detections.csv`, `mistakes.csv`, `classes.csv`;
 //! - per scenario, two charts under `charts/`: `<scenario>-cdf.svg`
 //!   ([`crate::charts::cdf`]) and `<scenario>-tradeoff.svg`
 //!   ([`crate::charts::tradeoff`]);
@@ -218,6 +218,7 @@ mod tests {
                 "charts/crash-2-tradeoff.svg",
                 "charts/crash-cdf.svg",
                 "charts/crash-tradeoff.svg",
+                "classes.csv",
                 "detections.csv",
                 "index.html",
                 "mistakes.csv",

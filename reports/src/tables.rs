@@ -1,4 +1,4 @@
-//! The QoS tables of `fdlab run`: four CSV files and a compact terminal table.
+//! The QoS tables of `fdlab run`: five CSV files and a compact terminal table.
 //!
 //! Every file has a header row and a stable column order (the `*_HEADER`
 //! constants below are the documentation of record), one row per item, rows in
@@ -11,9 +11,10 @@
 //! - times `*_ms` in milliseconds with 3 decimals (whole microseconds; exact
 //!   integer rounding for measured times); `duration_s` and `pair_seconds` in
 //!   seconds with 3 decimals; `must_not_detect_pair_hours` with 6 decimals;
-//! - rates (`mistakes_per_pair_hour`, `*_per_pair_second`) with 6 decimals;
-//!   shares (`query_accuracy`, `share_runs_with_mistake`) as fractions with 9
-//!   decimals, so that one short mistake in thousands of pair-hours still shows;
+//! - rates (`*_per_pair_hour`, `*_per_pair_second`) with 6 decimals; shares
+//!   (`query_accuracy_healthy`, `alive_share_must_not_detect`,
+//!   `share_runs_with_mistake`) as fractions with 9 decimals, so that one
+//!   short mistake in thousands of pair-hours still shows;
 //! - a figure with no samples behind it (no detection, no must-not-detect time,
 //!   fewer than two runs for an interval) is an empty field; in `detections.csv`
 //!   a missed detection has `missed` as its verdict time and an empty delay.
@@ -21,10 +22,17 @@
 //! Files:
 //! - `summary.csv` ([`SUMMARY_HEADER`]): one row per scenario × detector,
 //!   pooled over all pairs and seeds; `*_n`, `detect_windows`, `*_ci_runs`,
-//!   `mistakes`, `must_not_detect_pair_hours`, `runs` and `pair_seconds` are the
-//!   sample sizes behind the figures next to them. `*_ci_low/high` are 95%
-//!   Student-t intervals over per-run values (see [`crate::metrics`]).
+//!   `recovery_n`, `mistakes`, `false_failed`, `suspicions`,
+//!   `must_not_detect_pair_hours`, `healthy_pair_hours`, `runs` and
+//!   `pair_seconds` are the sample sizes behind the figures next to them.
+//!   `*_ci_low/high` are 95% Student-t intervals over per-run values (see
+//!   [`crate::metrics`]); the three rate intervals rest on the same runs,
+//!   `mistake_rate_ci_runs`. `false_failed + suspicions = mistakes`.
 //! - `runs.csv` ([`RUNS_HEADER`]): one row per scenario × seed × detector.
+//! - `classes.csv` ([`CLASSES_HEADER`]): one row per scenario × detector ×
+//!   link class with pairs (`mesh`; `source`, `forwarded` on a dataflow; see
+//!   [`crate::metrics::LinkClass`]), with every figure of `summary.csv` over
+//!   that class's pairs alone; counts and times add up to the summary's.
 //! - `detections.csv` ([`DETECTIONS_HEADER`]): one row per must-detect window
 //!   with judged time, per detector.
 //! - `mistakes.csv` ([`MISTAKES_HEADER`]): one row per mistake; `active_faults`
@@ -48,9 +56,10 @@ pub const SUMMARY_CSV: &str = "summary.csv";
 pub const RUNS_CSV: &str = "runs.csv";
 pub const DETECTIONS_CSV: &str = "detections.csv";
 pub const MISTAKES_CSV: &str = "mistakes.csv";
+pub const CLASSES_CSV: &str = "classes.csv";
 
 /// Columns of `summary.csv`.
-pub const SUMMARY_HEADER: [&str; 41] = [
+pub const SUMMARY_HEADER: [&str; 60] = [
     "scenario",
     "detector",
     "runs",
@@ -76,6 +85,13 @@ pub const SUMMARY_HEADER: [&str; 41] = [
     "suspect_mean_ci_high_ms",
     "suspect_ci_runs",
     "suspect_missed",
+    "recovery_n",
+    "recovery_mean_ms",
+    "recovery_p50_ms",
+    "recovery_p90_ms",
+    "recovery_p99_ms",
+    "recovery_max_ms",
+    "recovery_unfinished",
     "mistakes",
     "must_not_detect_pair_hours",
     "mistakes_per_pair_hour",
@@ -83,7 +99,19 @@ pub const SUMMARY_HEADER: [&str; 41] = [
     "mistakes_per_pair_hour_ci_high",
     "mistake_rate_ci_runs",
     "mistake_mean_ms",
-    "query_accuracy",
+    "false_failed",
+    "false_failed_per_pair_hour",
+    "false_failed_per_pair_hour_ci_low",
+    "false_failed_per_pair_hour_ci_high",
+    "false_failed_mean_ms",
+    "suspicions",
+    "suspicions_per_pair_hour",
+    "suspicions_per_pair_hour_ci_low",
+    "suspicions_per_pair_hour_ci_high",
+    "suspicion_mean_ms",
+    "healthy_pair_hours",
+    "query_accuracy_healthy",
+    "alive_share_must_not_detect",
     "runs_with_mistake",
     "share_runs_with_mistake",
     "messages",
@@ -95,7 +123,7 @@ pub const SUMMARY_HEADER: [&str; 41] = [
 ];
 
 /// Columns of `runs.csv`.
-pub const RUNS_HEADER: [&str; 30] = [
+pub const RUNS_HEADER: [&str; 45] = [
     "scenario",
     "seed",
     "detector",
@@ -117,11 +145,26 @@ pub const RUNS_HEADER: [&str; 30] = [
     "suspect_p99_ms",
     "suspect_max_ms",
     "suspect_missed",
+    "recovery_n",
+    "recovery_mean_ms",
+    "recovery_p50_ms",
+    "recovery_p90_ms",
+    "recovery_p99_ms",
+    "recovery_max_ms",
+    "recovery_unfinished",
     "mistakes",
     "must_not_detect_pair_hours",
     "mistakes_per_pair_hour",
     "mistake_mean_ms",
-    "query_accuracy",
+    "false_failed",
+    "false_failed_per_pair_hour",
+    "false_failed_mean_ms",
+    "suspicions",
+    "suspicions_per_pair_hour",
+    "suspicion_mean_ms",
+    "healthy_pair_hours",
+    "query_accuracy_healthy",
+    "alive_share_must_not_detect",
     "messages",
     "bytes",
     "messages_per_pair_second",
@@ -161,14 +204,22 @@ pub const MISTAKES_HEADER: [&str; 11] = [
     "active_faults",
 ];
 
-/// Computes the metrics of `results` and writes the four CSV files into `dir`
+/// The columns of `classes.csv`: the scenario, the detector and the class,
+/// then those of [`SUMMARY_METRIC_COLUMNS`].
+pub fn classes_header() -> Vec<&'static str> {
+    let mut header = vec!["scenario", "detector", "class"];
+    header.extend(&SUMMARY_HEADER[SUMMARY_METRIC_COLUMNS]);
+    header
+}
+
+/// Computes the metrics of `results` and writes the five CSV files into `dir`
 /// (created if missing).
 pub fn write_run_tables(dir: &Path, results: &[ScenarioResult]) -> io::Result<()> {
     let metrics: Vec<ScenarioMetrics> = results.iter().map(scenario_metrics).collect();
     write_tables(dir, &metrics)
 }
 
-/// Writes the four CSV files of metrics already computed (e.g. also printed
+/// Writes the five CSV files of metrics already computed (e.g. also printed
 /// with [`terminal_table`]) into `dir` (created if missing).
 pub fn write_tables(dir: &Path, metrics: &[ScenarioMetrics]) -> io::Result<()> {
     ensure_dir(dir)?;
@@ -177,7 +228,8 @@ pub fn write_tables(dir: &Path, metrics: &[ScenarioMetrics]) -> io::Result<()> {
     write_atomically(&dir.join(DETECTIONS_CSV), |out| {
         write_detections(out, metrics)
     })?;
-    write_atomically(&dir.join(MISTAKES_CSV), |out| write_mistakes(out, metrics))
+    write_atomically(&dir.join(MISTAKES_CSV), |out| write_mistakes(out, metrics))?;
+    write_atomically(&dir.join(CLASSES_CSV), |out| write_classes(out, metrics))
 }
 
 fn write_summary(out: &mut dyn Write, metrics: &[ScenarioMetrics]) -> io::Result<()> {
@@ -198,7 +250,7 @@ fn write_summary(out: &mut dyn Write, metrics: &[ScenarioMetrics]) -> io::Result
 /// The columns of [`SUMMARY_HEADER`] that hold one detector's figures (from
 /// `runs` to `bytes_per_pair_second`), for tables keyed otherwise (a sweep's
 /// points).
-pub const SUMMARY_METRIC_COLUMNS: std::ops::Range<usize> = 2..40;
+pub const SUMMARY_METRIC_COLUMNS: std::ops::Range<usize> = 2..59;
 
 /// One detector's figures, as [`SUMMARY_METRIC_COLUMNS`] names them.
 pub fn summary_metric_fields(s: &DetectorSummary) -> Vec<String> {
@@ -209,7 +261,9 @@ pub fn summary_metric_fields(s: &DetectorSummary) -> Vec<String> {
     ];
     push_summary_stats(&mut row, s.failed, s.failed_ci, s.failed_missed);
     push_summary_stats(&mut row, s.suspect, s.suspect_ci, s.suspect_missed);
+    push_stats(&mut row, s.recovery);
     row.extend([
+        s.recovery_unfinished.to_string(),
         s.mistakes.to_string(),
         hours(s.must_not_detect),
         opt(s.mistake_rate(), 6),
@@ -217,7 +271,19 @@ pub fn summary_metric_fields(s: &DetectorSummary) -> Vec<String> {
         opt(s.mistake_rate_ci.map(|c| c.high), 6),
         s.mistake_rate_ci.map_or(0, |c| c.runs).to_string(),
         opt_ms(s.mean_mistake()),
+        s.false_failed.to_string(),
+        opt(s.false_failed_rate(), 6),
+        opt(s.false_failed_rate_ci.map(|c| c.low), 6),
+        opt(s.false_failed_rate_ci.map(|c| c.high), 6),
+        opt_ms(s.mean_false_failed()),
+        s.suspicions().to_string(),
+        opt(s.suspicion_rate(), 6),
+        opt(s.suspicion_rate_ci.map(|c| c.low), 6),
+        opt(s.suspicion_rate_ci.map(|c| c.high), 6),
+        opt_ms(s.mean_suspicion()),
+        hours(s.healthy),
         opt(s.query_accuracy(), 9),
+        opt(s.alive_share_must_not_detect(), 9),
         s.runs_with_mistake.to_string(),
         opt(s.share_runs_with_mistake(), 9),
         s.messages.to_string(),
@@ -289,18 +355,45 @@ fn run_row(scenario: &str, run: &RunMetrics, d: &DetectorRun) -> Vec<String> {
     row.push(d.failed_missed().to_string());
     push_stats(&mut row, d.suspect_stats());
     row.push(d.suspect_missed().to_string());
+    push_stats(&mut row, d.recovery_stats());
     row.extend([
+        d.recovery_unfinished().to_string(),
         d.mistakes.len().to_string(),
         hours(d.must_not_detect),
         opt(d.mistake_rate(), 6),
         opt_ms(d.mean_mistake()),
+        d.false_failed().to_string(),
+        opt(d.false_failed_rate(), 6),
+        opt_ms(d.mean_false_failed()),
+        d.suspicions().to_string(),
+        opt(d.suspicion_rate(), 6),
+        opt_ms(d.mean_suspicion()),
+        hours(d.healthy),
         opt(d.query_accuracy(), 9),
+        opt(d.alive_share_must_not_detect(), 9),
         d.messages.to_string(),
         d.bytes.to_string(),
         opt(d.messages_per_pair_second(), 6),
         opt(d.bytes_per_pair_second(), 6),
     ]);
     row
+}
+
+fn write_classes(out: &mut dyn Write, metrics: &[ScenarioMetrics]) -> io::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(classes_header())?;
+    for m in metrics {
+        for c in &m.classes {
+            let mut row = vec![
+                m.scenario.clone(),
+                c.summary.detector.clone(),
+                c.class.as_str().to_string(),
+            ];
+            row.extend(summary_metric_fields(&c.summary));
+            w.write_record(&row)?;
+        }
+    }
+    w.flush()
 }
 
 fn write_detections(out: &mut dyn Write, metrics: &[ScenarioMetrics]) -> io::Result<()> {
@@ -370,10 +463,12 @@ fn write_mistakes(out: &mut dyn Write, metrics: &[ScenarioMetrics]) -> io::Resul
 
 /// The comparison table of one scenario for the terminal: one line per
 /// detector, columns aligned (detector names left, figures right), no trailing
-/// spaces. Detection times (to Failed) in seconds with 3 decimals; `missed` as
-/// missed/windows; P_A as a percentage rounded down to 0.01%, so that only a
-/// detector with no wrong verdict at all shows 100.00%; `-` where there is
-/// nothing to measure.
+/// spaces. Detection times (to Failed) and recovery lags in seconds with 3
+/// decimals; `missed` as missed/windows; mistakes split into false Failed and
+/// Suspect-only ones (suspicions), each with its rate per pair-hour; P_A over
+/// healthy time as a percentage rounded down to 0.01%, so that only a
+/// detector with no mistake at all shows 100.00%; `-` where there is nothing
+/// to measure.
 pub fn terminal_table(m: &ScenarioMetrics) -> String {
     let header = [
         "detector",
@@ -381,8 +476,12 @@ pub fn terminal_table(m: &ScenarioMetrics) -> String {
         "p99 (s)",
         "max (s)",
         "missed",
-        "mistakes",
+        "false Failed",
         "per pair-h",
+        "suspicions",
+        "per pair-h",
+        "recovery p50 (s)",
+        "p99 (s)",
         "P_A",
         "msgs/pair/s",
     ];
@@ -422,20 +521,25 @@ pub fn terminal_table(m: &ScenarioMetrics) -> String {
 }
 
 fn terminal_row(s: &DetectorSummary) -> Vec<String> {
-    let secs = |f: fn(&DurationStats) -> Nanos| {
-        s.failed
+    let secs = |stats: Option<DurationStats>, f: fn(&DurationStats) -> Nanos| {
+        stats
             .as_ref()
             .map_or_else(|| "-".to_string(), |st| secs3(f(st)))
     };
+    let rate = |r: Option<f64>| r.map_or_else(|| "-".into(), short_rate);
     vec![
         s.detector.clone(),
-        secs(|st| st.p50),
-        secs(|st| st.p99),
-        secs(|st| st.max),
+        secs(s.failed, |st| st.p50),
+        secs(s.failed, |st| st.p99),
+        secs(s.failed, |st| st.max),
         format!("{}/{}", s.failed_missed, s.detect_windows),
-        s.mistakes.to_string(),
-        s.mistake_rate().map_or_else(|| "-".into(), short_rate),
-        percent_floor(s.alive_must_not_detect, s.must_not_detect),
+        s.false_failed.to_string(),
+        rate(s.false_failed_rate()),
+        s.suspicions().to_string(),
+        rate(s.suspicion_rate()),
+        secs(s.recovery, |st| st.p50),
+        secs(s.recovery, |st| st.p99),
+        percent_floor(s.alive_healthy, s.healthy),
         s.messages_per_pair_second()
             .map_or_else(|| "-".into(), |v| format!("{v:.2}")),
     ]
@@ -559,6 +663,23 @@ mod tests {
         assert_eq!(phi[col("mistake_mean_ms")], "500.000");
         assert_eq!(phi[col("share_runs_with_mistake")], "0.500000000");
         assert_eq!(phi[col("mistakes_per_pair_hour")], "20.000000");
+        // The one mistake is a suspicion; none is a false Failed.
+        assert_eq!(phi[col("false_failed")], "0");
+        assert_eq!(phi[col("false_failed_per_pair_hour")], "0.000000");
+        assert_eq!(phi[col("false_failed_mean_ms")], "");
+        assert_eq!(phi[col("suspicions")], "1");
+        assert_eq!(phi[col("suspicions_per_pair_hour")], "20.000000");
+        assert_eq!(phi[col("suspicion_mean_ms")], "500.000");
+        // fixed trusts the restarted n1 500 ms after the fault, and makes no
+        // mistake: P_A over healthy time is whole.
+        assert_eq!(fixed[col("recovery_n")], "2");
+        assert_eq!(fixed[col("recovery_p50_ms")], "500.000");
+        assert_eq!(fixed[col("recovery_p99_ms")], "500.000");
+        assert_eq!(fixed[col("recovery_unfinished")], "0");
+        assert_eq!(fixed[col("healthy_pair_hours")], "0.049722");
+        assert_eq!(fixed[col("query_accuracy_healthy")], "1.000000000");
+        assert_eq!(fixed[col("alive_share_must_not_detect")], "0.994444444");
+        assert_eq!(phi[col("query_accuracy_healthy")], "0.997222222");
 
         let (header, rows) = read(&out.join(RUNS_CSV));
         assert_eq!(header, RUNS_HEADER);
@@ -566,6 +687,20 @@ mod tests {
         assert_eq!(rows[0][..3], ["crash", "1", "fixed"]);
         assert_eq!(rows[3][..3], ["crash", "2", "phi"]);
         assert_eq!(rows[0][4], "60.000");
+        let col = |name: &str| RUNS_HEADER.iter().position(|h| *h == name).unwrap();
+        assert_eq!(rows[0][col("recovery_p50_ms")], "500.000");
+        assert_eq!(rows[3][col("suspicions")], "1");
+        assert_eq!(rows[3][col("false_failed")], "0");
+        assert_eq!(rows[3][col("suspicions_per_pair_hour")], "40.000000");
+        assert_eq!(rows[0][col("query_accuracy_healthy")], "1.000000000");
+
+        // A mesh: one class per detector, with the summary's figures.
+        let (header, rows) = read(&out.join(CLASSES_CSV));
+        assert_eq!(header, classes_header());
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1][..3], ["crash", "phi", "mesh"]);
+        let (_, summary) = read(&out.join(SUMMARY_CSV));
+        assert_eq!(rows[1][3..], summary[1][2..summary[1].len() - 1]);
 
         let (header, rows) = read(&out.join(DETECTIONS_CSV));
         assert_eq!(header, DETECTIONS_HEADER);
@@ -601,7 +736,7 @@ mod tests {
             ]
         );
         // Nothing else left in the directory (no temporary files).
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 4);
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 5);
     }
 
     #[test]
@@ -631,6 +766,7 @@ mod tests {
             (RUNS_CSV, RUNS_HEADER.len()),
             (DETECTIONS_CSV, DETECTIONS_HEADER.len()),
             (MISTAKES_CSV, MISTAKES_HEADER.len()),
+            (CLASSES_CSV, classes_header().len()),
         ] {
             let (header, rows) = read(&dir.path().join(file));
             assert_eq!(header.len(), len);
@@ -660,7 +796,7 @@ mod tests {
         }
         // Right-aligned columns end at the same offsets: each header name ends
         // where the figures below it end.
-        for name in ["p99 (s)", "missed", "P_A", "msgs/pair/s"] {
+        for name in ["p99 (s)", "missed", "suspicions", "P_A", "msgs/pair/s"] {
             let end = lines[1].find(name).unwrap() + name.len();
             for line in &lines[2..] {
                 let before = &line[..end];
@@ -674,10 +810,10 @@ mod tests {
         assert_eq!(
             table,
             "crash (2 runs)\n\
-detector                     T_D p50 (s)  p99 (s)  max (s)  missed  mistakes  per pair-h      P_A  msgs/pair/s\n\
-fixed                              2.000    3.000    3.000     0/2         0           0   99.44%         1.00\n\
-phi                                1.000    1.000    1.000     0/2         1        20.0   99.72%        10.00\n\
-a-much-longer-detector-name            -        -        -     2/2         0           0  100.00%         0.00\n"
+detector                     T_D p50 (s)  p99 (s)  max (s)  missed  false Failed  per pair-h  suspicions  per pair-h  recovery p50 (s)  p99 (s)      P_A  msgs/pair/s\n\
+fixed                              2.000    3.000    3.000     0/2             0           0           0           0             0.500    0.500  100.00%         1.00\n\
+phi                                1.000    1.000    1.000     0/2             0           0           1        20.0             0.000    0.000   99.72%        10.00\n\
+a-much-longer-detector-name            -        -        -     2/2             0           0           0           0                 -        -  100.00%         0.00\n"
         );
     }
 
