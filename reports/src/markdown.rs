@@ -58,7 +58,7 @@ all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded.
         }
         let _ = writeln!(
             out,
-            "\n![detection time of {name}]({cdf}) ![mistakes against detection time of {name}]({tradeoff})\n",
+            "\n![detection time of {name}]({cdf}) ![false Failed against detection time of {name}]({tradeoff})\n",
             name = cell(&m.scenario),
             cdf = s.cdf_file,
             tradeoff = s.tradeoff_file

@@ -235,6 +235,13 @@ mod tests {
         // The same detector has the same colour in both scenarios' charts.
         let cdf = std::fs::read_to_string(a.join("charts/crash-cdf.svg")).unwrap();
         assert!(cdf.contains("#0072B2") || cdf.contains("#0072b2"), "{cdf}");
+        // The trade-off chart plots false Failed, not all mistakes.
+        let tradeoff = std::fs::read_to_string(a.join("charts/crash-tradeoff.svg")).unwrap();
+        assert!(
+            tradeoff.contains("false Failed per pair-hour"),
+            "{tradeoff}"
+        );
+        assert!(!tradeoff.contains("mistakes"), "{tradeoff}");
         let md = std::fs::read_to_string(a.join(REPORT_MD)).unwrap();
         assert!(md.contains("](charts/crash-cdf.svg)"));
         assert!(md.contains("| fixed | 2.000 s |"));

@@ -1,7 +1,7 @@
 //! SVG charts of a report, drawn with plotters' SVG backend into memory.
 //!
 //! One concept per module: [`cdf`] (how fast each detector detects),
-//! [`tradeoff`] (mistake rate against p99 detection time) and [`timeline`]
+//! [`tradeoff`] (false Failed rate against p99 detection time) and [`timeline`]
 //! (one pair of a replay over time). This module holds what they share: the
 //! detector colours, the sizes of text, and the finishing of the SVG text.
 //!

@@ -60,7 +60,7 @@ where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let top = rate_top(points.iter().map(|p| p.rate));
-    let mut chart = rate_against_p99(root, x, title, axis, top)?;
+    let mut chart = rate_against_p99(root, x, title, axis, "mistakes per pair-hour", top)?;
     let at = |p: &SweepPoint| (axis.clamp(p.p99), p.rate);
     chart
         .draw_series(

@@ -1,11 +1,20 @@
 //! Per scenario: the latency / accuracy trade-off at a glance. One point per
-//! detector at (p99 detection time, mistakes per monitored-pair-hour), with
-//! the 95% interval of the mistake rate as a vertical whisker. Down and to the
+//! detector at (p99 detection time, false Failed per monitored-pair-hour),
+//! with the 95% interval of that rate as a vertical whisker. Down and to the
 //! left is better; a detector that detected nothing has no p99 and is named in
 //! the legend as not plotted.
 //!
-//! A scenario with nothing to detect gets, in the same place, the mistake
-//! rates alone as bars (with their intervals): there is no latency to trade.
+//! The rate plotted is that of false Failed mistakes, not of all mistakes: a
+//! Failed verdict is what hosts act on (failover, eviction), while a
+//! Suspect-only flicker costs little, and a data-stream detector can flicker
+//! thousands of times per pair-hour without one false Failed. Plotting the sum
+//! would put the fastest detector far up the chart for suspicions nobody acts
+//! on, and plotting both on one linear axis would flatten every false Failed
+//! rate to zero; the suspicions are in the tables beside the chart.
+//!
+//! A scenario with nothing to detect gets, in the same place, the false
+//! Failed rates alone as bars (with their intervals): there is no latency to
+//! trade.
 
 use plotters::coord::ranged1d::{Ranged, SegmentValue, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
@@ -38,9 +47,13 @@ struct Point {
     ci: Option<(f64, f64)>,
 }
 
+/// The figure plotted: false Failed per pair-hour.
 fn rate_of(s: &DetectorSummary) -> f64 {
-    s.mistake_rate().unwrap_or(0.0)
+    s.false_failed_rate().unwrap_or(0.0)
 }
+
+/// The name of the rate axis.
+const RATE_NAME: &str = "false Failed per pair-hour";
 
 /// A rate axis tick: as few digits as its value needs, nothing below zero.
 fn rate_tick(v: f64) -> String {
@@ -80,10 +93,10 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<S
         let (plot, legend_area) = root.split_vertically(h);
         let root = plot;
         if windows == 0 {
-            title = format!("{}: mistakes (nothing to detect)", m.scenario);
+            title = format!("{}: false Failed (nothing to detect)", m.scenario);
             bars(&root, &title, m, palette)?;
         } else {
-            title = format!("{}: mistakes against p99 detection time", m.scenario);
+            title = format!("{}: false Failed against p99 detection time", m.scenario);
             let points: Vec<Point> = m
                 .summary
                 .iter()
@@ -92,7 +105,7 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<S
                         name: s.detector.clone(),
                         p99: s.failed?.p99.as_secs_f64(),
                         rate: rate_of(s),
-                        ci: s.mistake_rate_ci.map(|c| (c.low, c.high)),
+                        ci: s.false_failed_rate_ci.map(|c| (c.low, c.high)),
                     })
                 })
                 .collect();
@@ -137,13 +150,15 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<S
 }
 
 /// The axes of a trade-off chart, drawn: p99 detection time (on `x`)
-/// against mistakes per pair-hour from a little below zero to `top`. The
-/// detectors of a scenario and the points of a sweep are drawn on these.
+/// against a rate per pair-hour named `rate_name` (false Failed for the
+/// detectors of a scenario, mistakes for the points of a sweep) from a
+/// little below zero to `top`.
 pub(crate) fn rate_against_p99<'a, 'b, X>(
     root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
     x: X,
     title: &str,
     axis: &TimeAxis,
+    rate_name: &str,
     top: f64,
 ) -> std::io::Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>>
 where
@@ -159,7 +174,7 @@ where
     chart
         .configure_mesh()
         .x_desc(axis.name("p99 detection time"))
-        .y_desc("mistakes per pair-hour")
+        .y_desc(rate_name)
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
         .x_label_formatter(&|v| fmt_seconds(*v))
@@ -200,11 +215,11 @@ where
             .iter()
             .flat_map(|p| [p.rate, p.ci.map_or(0.0, |c| c.1)]),
     );
-    let mut chart = rate_against_p99(root, x, title, axis, top)?;
+    let mut chart = rate_against_p99(root, x, title, axis, RATE_NAME, top)?;
     if points.iter().all(|p| p.rate == 0.0) {
         chart
             .draw_series(std::iter::once(Text::new(
-                "no mistakes in any run: every point is at 0",
+                "no false Failed in any run: every point is at 0",
                 (axis.low, top * 0.5),
                 TextStyle::from((FONT, AXIS_NAME_SIZE))
                     .color(&RGBColor(90, 90, 90))
@@ -248,7 +263,7 @@ fn bars(
     let top = rate_top(
         m.summary
             .iter()
-            .flat_map(|s| [rate_of(s), s.mistake_rate_ci.map_or(0.0, |c| c.high)]),
+            .flat_map(|s| [rate_of(s), s.false_failed_rate_ci.map_or(0.0, |c| c.high)]),
     );
     let names: Vec<String> = m.summary.iter().map(|s| s.detector.clone()).collect();
     let mut chart = ChartBuilder::on(root)
@@ -262,7 +277,7 @@ fn bars(
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(names.len().max(1))
-        .y_desc("mistakes per pair-hour")
+        .y_desc(RATE_NAME)
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
         .x_label_formatter(&|v| match v {
@@ -289,7 +304,7 @@ fn bars(
         chart
             .draw_series(std::iter::once(bar))
             .map_err(chart_error)?;
-        if let Some(ci) = s.mistake_rate_ci {
+        if let Some(ci) = s.false_failed_rate_ci {
             chart
                 .draw_series(std::iter::once(ErrorBar::new_vertical(
                     SegmentValue::CenterOf(i),
@@ -302,7 +317,7 @@ fn bars(
                 .map_err(chart_error)?;
         }
         // The value above the bar and its whisker, never on them.
-        let above = s.mistake_rate_ci.map_or(rate, |ci| ci.high.max(rate));
+        let above = s.false_failed_rate_ci.map_or(rate, |ci| ci.high.max(rate));
         chart
             .draw_series(std::iter::once(Text::new(
                 format!("{}/pair-h", fmt_rate(rate)),
