@@ -42,6 +42,10 @@ pub struct CheckArgs {
     /// Worker threads (default: one per core). Results do not depend on it.
     #[arg(long, value_name = "J")]
     jobs: Option<usize>,
+    /// Fail on any changed figure, even one within the tolerances (runs are
+    /// deterministic: every change comes from a change of code or suite).
+    #[arg(long)]
+    strict: bool,
 }
 
 /// The suite's scenario files, in name order, with the files each read.
@@ -129,9 +133,10 @@ pub fn run(args: &CheckArgs) -> Result<(), String> {
     let mut text = read_baseline(&args.baseline, args.update)?;
     if let Some(split) = text.as_deref().and_then(split_mistakes) {
         if !args.update {
-            let b = args.baseline.display();
             return Err(format!(
-                "--baseline {b}: gates `mistakes_per_pair_hour`, which this fdlab splits into false Failed and Suspect-only mistakes (`false_failed_per_pair_hour`, `suspicions_per_pair_hour`); rewrite it with `fdlab check --update --baseline {b}` (its mistakes tolerance becomes the tolerance of both) and commit it"
+                "--baseline {}: gates `mistakes_per_pair_hour`, which this fdlab splits into false Failed and Suspect-only mistakes (`false_failed_per_pair_hour`, `suspicions_per_pair_hour`); rewrite it with `{}` (its mistakes tolerance becomes the tolerance of both) and commit it",
+                args.baseline.display(),
+                update_command()
             ));
         }
         text = Some(split);
@@ -185,7 +190,7 @@ pub fn run(args: &CheckArgs) -> Result<(), String> {
     }
     let baseline = baseline.ok_or("no baseline")?;
     let comparison = compare(&baseline, &run);
-    let md = markdown(&comparison, &args.baseline);
+    let md = markdown(&comparison, &args.baseline, args.strict);
     say!("\n{md}");
     if let Some(path) = &args.markdown {
         write_file(path, md.as_bytes())
@@ -195,21 +200,50 @@ pub fn run(args: &CheckArgs) -> Result<(), String> {
         append(Path::new(&path), &md)?;
     }
     if let Some(path) = &args.junit {
-        write_file(path, junit(&comparison, &run).as_bytes())
+        write_file(path, junit(&comparison, &run, args.strict).as_bytes())
             .map_err(|e| format!("--junit {}: {e}", path.display()))?;
     }
-    verdict(&comparison, &args.baseline)
+    verdict(&comparison, args.strict)
+}
+
+/// The command that accepts this run's figures: the user's own `fdlab check`
+/// command line (suite, jobs and every other flag kept), with `--update` and
+/// without `--strict`.
+fn update_command() -> String {
+    let mut words: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--strict" && a != "--update")
+        .collect();
+    let at = words.iter().position(|w| w == "check").map_or(0, |i| i + 1);
+    words.insert(at, "--update".into());
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| {
+            if w.is_empty() || w.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            } else {
+                w.clone()
+            }
+        })
+        .collect();
+    format!("fdlab {}", quoted.join(" "))
 }
 
 /// The gate's verdict: `Err` (exit status 1) with what failed.
-fn verdict(c: &Comparison, baseline: &Path) -> Result<(), String> {
-    let b = baseline.display();
-    if c.passed() {
+fn verdict(c: &Comparison, strict: bool) -> Result<(), String> {
+    let fix = update_command();
+    if c.passes(strict) {
         return Ok(());
+    }
+    if c.passed() {
+        return Err(format!(
+            "{} figure(s) changed within the tolerances, and --strict fails on any change; if they are intended, run `{fix}` and commit the baseline",
+            c.tolerated()
+        ));
     }
     if c.compares_nothing() {
         return Err(format!(
-            "the baseline {b} covers none of the suite's {} scenario × detector results: a gate that compares nothing fails; run `fdlab check --update --baseline {b}` and commit it",
+            "the baseline covers none of the suite's {} scenario × detector results: a gate that compares nothing fails; run `{fix}` and commit it",
             c.new.len()
         ));
     }
@@ -221,7 +255,7 @@ fn verdict(c: &Comparison, baseline: &Path) -> Result<(), String> {
         what.push(format!("{} result(s) not in the baseline", c.new.len()));
     }
     Err(format!(
-        "{} against {b}; if they are intended, run `fdlab check --update --baseline {b}` and commit it",
+        "{} against the baseline; if they are intended, run `{fix}` and commit it",
         what.join(" and ")
     ))
 }

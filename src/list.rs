@@ -39,7 +39,7 @@ pub fn run(args: &ListArgs) -> Result<(), String> {
         ),
         (
             DetectorConfig::PhiAccrual(PhiAccrualConfig::default()),
-            "Hayashibara et al. / Akka; optional: suspect_threshold; distribution: normal | normal-exact | exponential",
+            "Hayashibara et al. / Akka; optional: suspect_threshold; distribution: normal | normal-exact | exponential; history: akka | every-interval",
         ),
         (
             DetectorConfig::AdaptiveProbe(AdaptiveProbeConfig::default()),
@@ -47,7 +47,7 @@ pub fn run(args: &ListArgs) -> Result<(), String> {
         ),
         (
             DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
-            "health score carried by the data stream; grace: none | one-interval; decay_per: tick | missed-frame",
+            "health score carried by the data stream; grace: none | one-interval; decay_per: tick | missed-frame; ewma_samples: every-interval | skip-backlog",
         ),
     ];
     for (config, note) in kinds {

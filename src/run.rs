@@ -12,6 +12,7 @@ use fdlab_reports::report_dir::{check_out, ReportKind};
 use fdlab_reports::tables::{
     terminal_table, CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV,
 };
+use fdlab_reports::verdict::verdict;
 use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
 use fdlab_sim::plan::RunPlan;
@@ -134,9 +135,10 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     if args.size.dry_run {
         return budget::dry_run(&work, &checked, threads);
     }
-    check_out(&args.out, ReportKind::Run).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    // The more specific refusal first: an output that would replace an input.
     let inputs = scenario_inputs(&args.scenarios, &scenarios);
     refuse_in_dir("--out", &args.out, &REPORT_FILES, &[CHARTS_DIR], &inputs)?;
+    check_out(&args.out, ReportKind::Run).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let pool = thread_pool(args.jobs)?;
     let Simulated {
         results,
@@ -152,6 +154,21 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         }
         say!("{}", terminal_table(m));
     }
+    say!("Verdict (details: docs/reports.md):");
+    for m in &metrics {
+        let v = verdict(m);
+        say!("  {}:", m.scenario);
+        for line in v.sentences() {
+            say!("    {line}");
+        }
+    }
+    if let Some(m) = metrics.first() {
+        say!("Next:");
+        for step in verdict(m).next_steps() {
+            say!("  {step}");
+        }
+    }
+    say!();
     let descriptions: Vec<String> = scenarios.iter().map(|s| s.description.clone()).collect();
     let report_started = Instant::now();
     write_report(&args.out, &metrics, &descriptions)
@@ -178,13 +195,13 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     if args.size.dry_run {
         return budget::dry_run(&work, &checked, 1);
     }
-    check_out(&args.out, ReportKind::Replay).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let inputs = scenario_inputs(
         std::slice::from_ref(&args.scenario),
         std::slice::from_ref(&scenario),
     );
     let written = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
     refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
+    check_out(&args.out, ReportKind::Replay).map_err(|e| format!("{}: {e}", args.out.display()))?;
     // The pair is checked against this seed's layout before anything runs.
     let planned = RunPlan::build(&scenario, args.seed);
     let pair = match &args.pair {

@@ -456,3 +456,38 @@ fn temporaries_left_by_a_killed_writer_are_removed_and_no_others() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(names(&traced), ["q.csv"]);
 }
+
+#[test]
+fn a_finished_sweep_says_so_and_force_runs_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s");
+    let o = out.to_str().unwrap();
+    let args = [
+        "sweep",
+        "crash-mesh",
+        "--vary",
+        "phi-akka.threshold=4,8",
+        "--seeds",
+        "2",
+        "--out",
+        o,
+    ];
+    assert!(fdlab(&args).status.success());
+    let again = fdlab(&args);
+    assert_eq!(again.status.code(), Some(1));
+    let err = text(&again.stderr);
+    assert!(
+        err.contains("holds this sweep, finished") && err.contains("--force"),
+        "{err}"
+    );
+    std::fs::write(out.join("mine.txt"), "keep me").unwrap();
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let run = fdlab(&forced);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert!(out.join("sweep.csv").is_file());
+    assert_eq!(
+        std::fs::read_to_string(out.join("mine.txt")).unwrap(),
+        "keep me"
+    );
+}

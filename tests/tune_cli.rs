@@ -573,7 +573,7 @@ fn tunes_on_a_simulated_scenario_within_the_mistake_limit() {
     assert!(strict.status.success(), "{}", stderr(&strict));
     let text = stdout(&strict);
     assert!(text.contains("on scenario pausy"), "{text}");
-    assert!(text.contains("crash faults"), "{text}");
+    assert!(text.contains("crash fault windows"), "{text}");
     assert_eq!(mistakes_per_hour(&text), 0.0, "{text}");
     let snippet = snippet(&text);
     assert!(snippet.contains("kind = \"phi-accrual\""), "{snippet}");

@@ -27,6 +27,53 @@
 //!   (the upstream just proved it is alive, only throttled);
 //! - the interval that spans an announced maintenance pause is not fed to the
 //!   EWMA (as Akka keeps post-suspicion gaps out of phi's history).
+//!
+//! `ewma_samples = "skip-backlog"` (an option; the default `"every-interval"`
+//! is §3.4 to the letter) keeps a drained backlog out of the estimate. When a
+//! frozen or cut upstream resumes, or a frozen monitor handles what queued
+//! while it stood still, the frames that waited arrive back to back (about one
+//! per millisecond in the built-in pipelines, all at one instant for a
+//! monitor's own queue). Their intervals measure how fast a queue empties, not
+//! how often the upstream produces; fed to the EWMA they pull the estimate
+//! towards its 1 ms floor, and the stream's normal intervals that follow are
+//! then many "expected intervals" long: Failed again, several times, after
+//! the fault is over. The rule, which changes nothing before a stream's first
+//! Failed verdict:
+//! - a stream frame that arrives while the verdict is Failed ends a gap long
+//!   enough for the detector to have given the stream up. That interval is
+//!   held back until the next stream frame;
+//! - if the next interval is shorter than [`BACKLOG_INTERVAL_SHARE`] of the
+//!   estimate, a backlog follows the gap: the gap was a stall and the frames
+//!   are its queue, so neither is fed (as Akka keeps the first interval after
+//!   a failure out of phi's history, "since a long pause will skew the
+//!   stats"), and a *drain window* as long as the gap opens at the frame that
+//!   ended it. Otherwise no backlog follows: the gap was the stream's own
+//!   pace (a stream that slowed down), and it is fed, one frame late, then
+//!   the new interval as usual;
+//! - in a drain window, an interval shorter than [`BACKLOG_INTERVAL_SHARE`] of
+//!   the estimate is a backlog frame's and is not fed (the frame still counts
+//!   as a sign of life: score recovery, next expected frame); a longer one is
+//!   fed, and one of at least the whole estimate (the upstream had nothing
+//!   queued for a whole interval: the backlog is gone) also closes the window.
+//!
+//! This is Karn's algorithm transposed (Karn and Partridge, "Improving
+//! Round-Trip Time Estimates in Reliable Transport Protocols", SIGCOMM 1987;
+//! RFC 6298 §3): TCP takes no RTT sample from a retransmitted segment, whose
+//! sample is ambiguous, and keeps its estimate until an unambiguous one comes;
+//! here the ambiguous samples are a stall and its backlog. Why the window
+//! lasts as long as the gap: the upstream produced about `gap / estimate`
+//! frames during the gap, and a queue whose frames come at least twice as
+//! fast as the stream's pace (intervals below half the estimate) drains them,
+//! while new ones keep coming, within the gap's length again; a slower
+//! drain's intervals are not below half the estimate and are fed anyway. The
+//! window bounds how long a stream that truly got faster after a failure
+//! keeps its old, slower estimate. The gap is held back rather than dropped
+//! because dropping every gap that ends a Failed verdict is Akka's ratchet
+//! (see [`crate::phi`]): on a stream that slowed down for good (the
+//! `backpressure-cascade` sink at 2% capacity) the estimate could never grow,
+//! and that scenario's Failed mistakes more than tripled in a first version
+//! that dropped them. A stall too short to reach Failed is not treated, and
+//! the gap is measured from the last frame of any kind, as every interval is.
 
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +104,19 @@ pub enum DecayPer {
     MissedFrame,
 }
 
+/// Which inter-frame intervals feed the EWMA of the expected interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EwmaSamples {
+    /// Every interval between stream frames (spec §3.4), except the one that
+    /// spans an announced maintenance pause.
+    #[default]
+    EveryInterval,
+    /// Also not the gap that ended a Failed verdict, nor the backlog that
+    /// follows it (see the module documentation).
+    SkipBacklog,
+}
+
 /// Keys of a `kind = "dataflow-decay"` detector.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -83,6 +143,8 @@ pub struct DataflowDecayConfig {
     pub suspect_below: f64,
     pub grace: Grace,
     pub decay_per: DecayPer,
+    /// Which intervals feed the estimate.
+    pub ewma_samples: EwmaSamples,
 }
 
 impl Default for DataflowDecayConfig {
@@ -100,6 +162,7 @@ impl Default for DataflowDecayConfig {
             suspect_below: 0.5,
             grace: Grace::None,
             decay_per: DecayPer::Tick,
+            ewma_samples: EwmaSamples::EveryInterval,
         }
     }
 }
@@ -107,6 +170,13 @@ impl Default for DataflowDecayConfig {
 /// Smallest interval fed to the EWMA, so a burst of back-to-back frames cannot
 /// shrink the expected interval to nothing.
 pub const MIN_INTERVAL: Nanos = Nanos(NANOS_PER_MILLI);
+
+/// `ewma_samples = "skip-backlog"`: right after a gap that ended a Failed
+/// verdict, and in a drain window, an interval shorter than this share of the
+/// estimate (a fraction, no unit) is taken as a backlog frame's. Half: a queue
+/// that drains at least twice as fast as the stream produces empties within
+/// the gap that built it (see the module documentation).
+pub const BACKLOG_INTERVAL_SHARE: f64 = 0.5;
 
 impl DataflowDecayConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -146,6 +216,16 @@ impl DataflowDecayConfig {
     }
 }
 
+/// A gap that ended a Failed verdict, not yet fed to the EWMA.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PendingGap {
+    /// The interval itself.
+    gap: Nanos,
+    /// End of the drain window it opens if a backlog follows: as long again
+    /// as the gap, from the frame that ended it.
+    drain_until: Nanos,
+}
+
 /// The dataflow-decay detector state machine.
 #[derive(Clone, Debug)]
 pub struct DataflowDecay {
@@ -163,6 +243,12 @@ pub struct DataflowDecay {
     no_decay_until: Nanos,
     /// The next data frame's interval spans a maintenance pause: keep it out of the EWMA.
     skip_next_interval: bool,
+    /// `ewma_samples = "skip-backlog"`: end of the open drain window, if any
+    /// (a backlog's short intervals stay out of the EWMA until then).
+    drain_until: Option<Nanos>,
+    /// `ewma_samples = "skip-backlog"`: the gap that ended a Failed verdict,
+    /// held back until the next stream frame tells whether a backlog follows.
+    pending_gap: Option<PendingGap>,
     /// Ticks decay only after this instant (overdue frame, grace, maintenance).
     onset: Nanos,
     /// `first_tick_after(onset)`, kept with `onset` (it costs a division).
@@ -197,6 +283,8 @@ impl DataflowDecay {
             last_frame: now,
             no_decay_until: Nanos::ZERO,
             skip_next_interval: false,
+            drain_until: None,
+            pending_gap: None,
             onset: now,
             onset_tick: 1,
             applied_tick: 0,
@@ -365,14 +453,64 @@ impl DataflowDecay {
         }
     }
 
-    fn handle_stream_frame(&mut self, now: Nanos) {
+    /// Feeds one interval to the EWMA (floored at [`MIN_INTERVAL`]).
+    fn feed(&mut self, interval: Nanos) {
         let c = &self.config;
+        let interval = interval.max(MIN_INTERVAL).as_nanos_f64();
+        self.est_interval = (1.0 - c.ewma_alpha) * self.est_interval + c.ewma_alpha * interval;
+    }
+
+    /// `ewma_samples = "skip-backlog"`: the samples of the interval `gap` that
+    /// a stream frame ends at `now`, with the verdict as of just before it (see
+    /// the module documentation).
+    fn feed_skipping_backlog(&mut self, now: Nanos, gap: Nanos) {
+        let short = gap.as_nanos_f64() < BACKLOG_INTERVAL_SHARE * self.est_interval;
+        if let Some(stall) = self.pending_gap.take() {
+            if short {
+                // A backlog follows the stall: neither measures the stream's pace.
+                self.drain_until = Some(stall.drain_until);
+                return;
+            }
+            // No backlog: the gap was the stream's own pace after all.
+            self.feed(stall.gap);
+        }
+        if self.verdict == Verdict::Failed {
+            self.pending_gap = Some(PendingGap {
+                gap,
+                drain_until: now + gap,
+            });
+            return;
+        }
+        match self.drain_until {
+            Some(until) if now <= until => {
+                if short {
+                    return;
+                }
+                if gap.as_nanos_f64() >= self.est_interval {
+                    self.drain_until = None;
+                }
+            }
+            _ => self.drain_until = None,
+        }
+        self.feed(gap);
+    }
+
+    fn handle_stream_frame(&mut self, now: Nanos) {
+        let gap = now - self.last_frame;
         if self.skip_next_interval {
             self.skip_next_interval = false;
         } else {
-            let interval = (now - self.last_frame).max(MIN_INTERVAL).as_nanos_f64();
-            self.est_interval = (1.0 - c.ewma_alpha) * self.est_interval + c.ewma_alpha * interval;
+            match self.config.ewma_samples {
+                EwmaSamples::EveryInterval => self.feed(gap),
+                EwmaSamples::SkipBacklog => self.feed_skipping_backlog(now, gap),
+            }
         }
+        debug_assert!(
+            (self.drain_until.is_none() && self.pending_gap.is_none())
+                || self.config.ewma_samples == EwmaSamples::SkipBacklog
+        );
+        debug_assert!(self.est_interval.is_finite() && self.est_interval > 0.0);
+        let c = &self.config;
         self.score = (self.score + c.recovery).min(1.0);
         self.verdict = Verdict::Alive;
         self.last_frame = now;
@@ -463,6 +601,9 @@ mod tests {
         skip_next: bool,
         onset: Nanos,
         missed: u64,
+        /// skip-backlog: the held-back gap and the drain window it would open.
+        pending: Option<(Nanos, Nanos)>,
+        drain_until: Option<Nanos>,
     }
 
     impl Ticked {
@@ -479,6 +620,8 @@ mod tests {
                 skip_next: false,
                 onset: start,
                 missed: 0,
+                pending: None,
+                drain_until: None,
                 c,
             };
             t.expect_from(start);
@@ -539,15 +682,46 @@ mod tests {
             }
         }
 
+        fn feed(&mut self, gap: Nanos) {
+            let interval = gap.max(MIN_INTERVAL).as_nanos_f64();
+            self.est = (1.0 - self.c.ewma_alpha) * self.est + self.c.ewma_alpha * interval;
+        }
+
+        /// The rule of the module documentation, spelled out.
+        fn feed_skipping_backlog(&mut self, now: Nanos, gap: Nanos) {
+            let short = gap.as_nanos_f64() < 0.5 * self.est;
+            if let Some((held, until)) = self.pending.take() {
+                if short {
+                    self.drain_until = Some(until);
+                    return;
+                }
+                self.feed(held);
+            }
+            if self.verdict == Verdict::Failed {
+                self.pending = Some((gap, now + gap));
+            } else if self.drain_until.is_some_and(|until| now <= until) {
+                if !short {
+                    if gap.as_nanos_f64() >= self.est {
+                        self.drain_until = None;
+                    }
+                    self.feed(gap);
+                }
+            } else {
+                self.drain_until = None;
+                self.feed(gap);
+            }
+        }
+
         fn frame(&mut self, now: Nanos, frame: Frame) {
             match frame {
                 Frame::Data | Frame::StreamHeartbeat => {
+                    let gap = now - self.last_frame;
                     if self.skip_next {
                         self.skip_next = false;
+                    } else if self.c.ewma_samples == EwmaSamples::EveryInterval {
+                        self.feed(gap);
                     } else {
-                        let interval = (now - self.last_frame).max(MIN_INTERVAL).as_nanos_f64();
-                        self.est =
-                            (1.0 - self.c.ewma_alpha) * self.est + self.c.ewma_alpha * interval;
+                        self.feed_skipping_backlog(now, gap);
                     }
                     self.score = (self.score + self.c.recovery).min(1.0);
                     self.verdict = Verdict::Alive;
@@ -585,6 +759,7 @@ mod tests {
 
     fn frame_strategy() -> impl Strategy<Value = (u64, Frame)> {
         let gap = prop_oneof![
+            2 => 0u64..2_000_000,
             6 => 0u64..30_000_000,
             2 => 30_000_000u64..300_000_000,
             1 => 300_000_000u64..3_000_000_000,
@@ -609,11 +784,24 @@ mod tests {
             0.5f64..0.99,
             (0.05f64..0.4, 0.0f64..0.5),
             prop_oneof![Just(Grace::None), Just(Grace::OneInterval)],
-            prop_oneof![Just(DecayPer::Tick), Just(DecayPer::MissedFrame)],
+            (
+                prop_oneof![Just(DecayPer::Tick), Just(DecayPer::MissedFrame)],
+                prop_oneof![
+                    Just(EwmaSamples::EveryInterval),
+                    Just(EwmaSamples::SkipBacklog)
+                ],
+            ),
             (1.0f64..2.0, 0.0f64..0.5, 0.3f64..1.0, 1u64..50),
         )
             .prop_map(
-                |(tick, decay, (fail, gap), grace, decay_per, (margin, recovery, floor, init))| {
+                |(
+                    tick,
+                    decay,
+                    (fail, gap),
+                    grace,
+                    (decay_per, ewma_samples),
+                    (margin, recovery, floor, init),
+                )| {
                     DataflowDecayConfig {
                         tick: Nanos(tick),
                         decay,
@@ -621,6 +809,7 @@ mod tests {
                         suspect_below: (fail + gap).min(1.0),
                         grace,
                         decay_per,
+                        ewma_samples,
                         margin,
                         recovery,
                         backpressure_floor: floor,
@@ -741,6 +930,117 @@ mod tests {
         assert_eq!(d.score(ms(23)), 0.9 * 0.9);
         // 7 missed frames to Suspect: the 7th is due at 72 ms, seen at 73 ms.
         assert_eq!(d.poll_timeout(), Some(ms(73)));
+    }
+
+    fn with_samples(ewma_samples: EwmaSamples) -> DataflowDecay {
+        let config = DataflowDecayConfig {
+            ewma_samples,
+            initial_interval: ms(20),
+            ..Default::default()
+        };
+        DataflowDecay::new(config, Nanos::ZERO).unwrap()
+    }
+
+    /// Feeds data frames at `times`, handling the timers between them as a
+    /// host does; returns how many times the verdict became Failed.
+    fn frames_at(d: &mut DataflowDecay, times: impl IntoIterator<Item = Nanos>) -> usize {
+        let mut log = Vec::new();
+        for t in times {
+            drive(d, t, &mut log);
+            d.handle_frame(t, Frame::Data);
+        }
+        log.iter().filter(|(_, v)| *v == Verdict::Failed).count()
+    }
+
+    /// A stream of a frame every 20 ms stalls for 1 s (Failed), then its
+    /// backlog of 50 frames arrives 1 ms apart, then the stream goes on at
+    /// 20 ms. Every interval fed, the backlog pulls the estimate to a few ms
+    /// and the next 20 ms intervals are Failed again; skipping the backlog,
+    /// the estimate is the one from before the stall and nothing fails.
+    #[test]
+    fn skip_backlog_keeps_a_drained_backlog_out_of_the_estimate() {
+        let steady = |from: u64, n: u64| (0..n).map(move |k| ms(from + 20 * k));
+        let mut failed = Vec::new();
+        for samples in [EwmaSamples::EveryInterval, EwmaSamples::SkipBacklog] {
+            let mut d = with_samples(samples);
+            assert_eq!(frames_at(&mut d, steady(20, 50)), 0);
+            let before = d.est_interval();
+            assert_eq!(before, ms(20));
+            // The stall: Failed once, then the backlog.
+            let stalled = frames_at(&mut d, (0..50).map(|k| ms(2000 + k)));
+            assert_eq!(stalled, 1, "{samples:?}");
+            if samples == EwmaSamples::SkipBacklog {
+                assert_eq!(
+                    d.est_interval(),
+                    before,
+                    "neither the stall nor the backlog fed"
+                );
+            } else {
+                assert!(d.est_interval() < ms(3), "{:?}", d.est_interval());
+            }
+            failed.push(frames_at(&mut d, steady(2069, 100)));
+            if samples == EwmaSamples::SkipBacklog {
+                // The first 20 ms interval is a whole estimate: the window closed.
+                assert_eq!(d.drain_until, None);
+                assert_eq!(d.est_interval(), ms(20));
+            }
+        }
+        // Measured for every-interval; the point is that it is not 0.
+        assert_eq!(failed, [8, 0]);
+    }
+
+    /// A stream that slows down for good (10 ms, then 60 ms intervals, which
+    /// end Failed until the estimate has grown): no backlog follows any gap,
+    /// so each gap that ended Failed is fed one frame late. The estimate
+    /// trails the every-interval one by one frame while the gaps end Failed,
+    /// and is the same from the first that does not (it then takes both).
+    #[test]
+    fn skip_backlog_feeds_a_gap_that_no_backlog_follows() {
+        let times = (1..=20)
+            .map(|k| ms(10 * k))
+            .chain((1..=30).map(|k| ms(200 + 60 * k)));
+        let mut every = with_samples(EwmaSamples::EveryInterval);
+        let mut skip = with_samples(EwmaSamples::SkipBacklog);
+        let (mut every_failed, mut skip_failed) = (0, 0);
+        let mut estimates = Vec::new();
+        for t in times {
+            every_failed += frames_at(&mut every, [t]);
+            skip_failed += frames_at(&mut skip, [t]);
+            estimates.push((every.est_interval(), skip.est_interval()));
+        }
+        // Frames 0-19 at 10 ms, 20-49 at 60 ms; the gaps of frames 20-32
+        // end Failed under skip-backlog, those of 20-31 under every-interval
+        // (measured): one more, as the estimate trails by a frame.
+        for (k, &(every_est, skip_est)) in estimates.iter().enumerate() {
+            match k {
+                0..=19 | 33.. => assert_eq!(skip_est, every_est, "frame {k}"),
+                _ => assert_eq!(skip_est, estimates[k - 1].0, "frame {k}"),
+            }
+        }
+        assert_eq!((every_failed, skip_failed), (12, 13));
+        assert!(skip.est_interval() > ms(55), "{:?}", skip.est_interval());
+        assert_eq!((skip.pending_gap, skip.drain_until), (None, None));
+    }
+
+    /// After a 200 ms stall the stream comes back 2 ms apart and stays so: the
+    /// short intervals stay out of the estimate for as long as the stall
+    /// lasted, then the estimate follows the faster stream.
+    #[test]
+    fn drain_window_lasts_as_long_as_the_gap() {
+        let mut d = with_samples(EwmaSamples::SkipBacklog);
+        frames_at(&mut d, (1..=50).map(|k| ms(20 * k)));
+        assert_eq!(d.est_interval(), ms(20));
+        // The stall: last frame at 1000 ms, next at 1200 ms (Failed before).
+        let resumed = ms(1200);
+        assert_eq!(frames_at(&mut d, [resumed]), 1);
+        frames_at(&mut d, (1..=100).map(|k| resumed + ms(2 * k)));
+        assert_eq!(d.drain_until, Some(resumed + ms(200)));
+        assert_eq!(d.est_interval(), ms(20), "in the window: held");
+        frames_at(&mut d, [resumed + ms(202)]);
+        assert_eq!(d.drain_until, None);
+        assert!(d.est_interval() < ms(20));
+        frames_at(&mut d, (102..=300).map(|k| resumed + ms(2 * k)));
+        assert!(d.est_interval() < ms(3), "{:?}", d.est_interval());
     }
 
     #[test]

@@ -8,12 +8,30 @@
 //!   (two samples), since one heartbeat gives no interval;
 //! - an interval enters the history only if the peer was *available*
 //!   (`phi < threshold`) when that heartbeat arrived: the gap that follows a
-//!   suspicion never pollutes the statistics;
+//!   suspicion never pollutes the statistics (`history = "akka"`, the default:
+//!   Akka's `heartbeat()` appends an interval only `if (isAvailable(timestamp))`,
+//!   "since a long pause will skew the stats");
 //! - phi uses `mean + acceptable_heartbeat_pause` and
 //!   `max(population std dev, min_std_deviation)`, and the logistic
 //!   approximation of the normal CDF (Bowling et al. 2009) with its two
 //!   numerically stable branches;
 //! - phi is 0 before the first heartbeat.
+//!
+//! `history = "every-interval"` is the paper's rule instead: Hayashibara et
+//! al. store the arrival of every heartbeat in a sampling window of fixed size
+//! and estimate the mean and variance from it, with no admission rule, so the
+//! gap that ended a suspicion enters the statistics too. Only the admission
+//! rule changes; Akka's other additions (the seeding, `acceptable_heartbeat_pause`,
+//! `min_std_deviation`, the logistic approximation) stay, and a user who wants
+//! the paper alone sets the pause to 0, a small `min_std_deviation` and
+//! `distribution = "normal-exact"`.
+//! The two rules agree until a heartbeat arrives after phi reached the
+//! threshold, and differ most at low thresholds: under Akka's rule an interval
+//! is admitted only if it is shorter than the silence at which phi reaches the
+//! threshold. With the threshold at phi(mean) (`log10 2`, about 0.3, for the
+//! logistic normal and no pause), only intervals shorter than the mean are
+//! admitted: every one pulls the mean down and mistakes compound, while under
+//! the paper's rule the long intervals come in and the mean follows the stream.
 //!
 //! `distribution = "normal-exact"` replaces the logistic approximation by the
 //! exact normal tail, and `"exponential"` is Cassandra's `FailureDetector`
@@ -49,6 +67,18 @@ pub enum PhiDistribution {
     Exponential,
 }
 
+/// Which inter-arrival intervals enter the history.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PhiHistory {
+    /// Akka's rule: only an interval that ended while the peer was available
+    /// (phi below `threshold` at the heartbeat's arrival).
+    #[default]
+    Akka,
+    /// The paper's rule (Hayashibara et al. 2004): every interval.
+    EveryInterval,
+}
+
 /// Keys of a `kind = "phi-accrual"` detector; defaults are Akka cluster's.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -68,6 +98,8 @@ pub struct PhiAccrualConfig {
     /// Seeds the history at the first heartbeat.
     pub first_heartbeat_estimate: Nanos,
     pub distribution: PhiDistribution,
+    /// Which intervals enter the history (Akka's rule by default).
+    pub history: PhiHistory,
 }
 
 impl Default for PhiAccrualConfig {
@@ -81,6 +113,7 @@ impl Default for PhiAccrualConfig {
             acceptable_heartbeat_pause: Nanos::from_secs(3),
             first_heartbeat_estimate: Nanos::from_secs(1),
             distribution: PhiDistribution::Normal,
+            history: PhiHistory::Akka,
         }
     }
 }
@@ -397,8 +430,12 @@ impl FailureDetector for PhiAccrual {
                 self.history.push(estimate + spread);
             }
             Some(last) => {
-                // Only intervals that ended while the peer was available.
-                if now < self.failed_at.unwrap_or(Nanos::MAX) {
+                let admitted = match self.config.history {
+                    // Only intervals that ended while the peer was available.
+                    PhiHistory::Akka => now < self.failed_at.unwrap_or(Nanos::MAX),
+                    PhiHistory::EveryInterval => true,
+                };
+                if admitted {
                     self.history.push((now - last).as_nanos());
                 }
             }
@@ -505,6 +542,173 @@ mod tests {
         assert_eq!(d.verdict(), Verdict::Alive);
         d.handle_heartbeat(ms(62_000));
         assert_eq!(d.sample_count(), 4);
+    }
+
+    /// Threshold `log10 2`: phi of the logistic normal at `y = 0`, a silence
+    /// exactly as long as the mean (`-log10(1 - 1/(1 + e^0))`). With no pause
+    /// allowance the peer is Failed exactly when the silence reaches the mean
+    /// of the history, whatever the standard deviation, so every crossing
+    /// instant below is `last heartbeat + mean`, computed by hand.
+    fn phi_at_mean_config(history: PhiHistory) -> PhiAccrualConfig {
+        PhiAccrualConfig {
+            threshold: phi_logistic_y(0.0),
+            acceptable_heartbeat_pause: Nanos::ZERO,
+            min_std_deviation: ms(1),
+            history,
+            ..Default::default()
+        }
+    }
+
+    /// Heartbeats at 0, 700, 4000 (a 3.3 s gap), 5000 and 5800 ms, under
+    /// each rule, against a hand computation of the window, its mean and
+    /// variance (population, ms^2), phi, and the failure instants.
+    #[test]
+    fn every_interval_matches_a_hand_computed_sequence() {
+        // Precondition of the hand computation: the threshold's standardized
+        // delay is 0 (to the float next to it), so phi >= threshold exactly
+        // when dt >= mean' (for any dt an integer number of ns).
+        let y = PhiDistribution::Normal.y_at_phi(phi_logistic_y(0.0));
+        assert!(y <= 0.0 && y > -1e-12, "{y}");
+        // Mean and variance in ms, as the window must hold them.
+        let check = |d: &PhiAccrual, n: usize, mean_ms: f64, var_ms2: f64| {
+            assert_eq!(d.sample_count(), n);
+            assert_eq!(d.history.mean(), mean_ms * 1e6);
+            assert_eq!(d.history.variance(), var_ms2 * 1e12);
+        };
+        let phi_at = |elapsed_ms: f64, mean_ms: f64, var_ms2: f64| {
+            phi_logistic(elapsed_ms * 1e6, mean_ms * 1e6, (var_ms2 * 1e12).sqrt())
+        };
+
+        let mut akka = PhiAccrual::new(phi_at_mean_config(PhiHistory::Akka), Nanos::ZERO).unwrap();
+        let mut paper =
+            PhiAccrual::new(phi_at_mean_config(PhiHistory::EveryInterval), Nanos::ZERO).unwrap();
+        for d in [&mut akka, &mut paper] {
+            // Seeds 750 and 1250; then 700 (phi below the threshold: both rules
+            // take it). Window [750, 1250, 700]: mean 900, squared deviations
+            // 150^2 + 350^2 + 200^2 = 185000.
+            d.handle_heartbeat(ms(0));
+            assert_eq!(d.poll_timeout(), Some(ms(1000)));
+            d.handle_heartbeat(ms(700));
+            check(d, 3, 900.0, 185_000.0 / 3.0);
+            assert_eq!(d.poll_timeout(), Some(ms(700 + 900)));
+            d.handle_timeout(ms(1600) - Nanos(1));
+            assert_eq!(d.verdict(), Verdict::Alive);
+            d.handle_timeout(ms(1600));
+            assert_eq!(d.verdict(), Verdict::Failed);
+            // After 3.3 s of silence, phi with the window of three.
+            assert_eq!(d.score(ms(4000)), phi_at(3300.0, 900.0, 185_000.0 / 3.0));
+            d.handle_heartbeat(ms(4000));
+            assert_eq!(d.verdict(), Verdict::Alive);
+        }
+
+        // The 3300 ms gap ended after phi had crossed the threshold (at 1600).
+        // Akka: not taken; the window stays [750, 1250, 700], Failed at 4900.
+        check(&akka, 3, 900.0, 185_000.0 / 3.0);
+        assert_eq!(akka.poll_timeout(), Some(ms(4900)));
+        // Paper: taken; [750, 1250, 700, 3300]: mean 1500, squared deviations
+        // 750^2 + 250^2 + 800^2 + 1800^2 = 4505000. Failed at 5500.
+        check(&paper, 4, 1500.0, 4_505_000.0 / 4.0);
+        assert_eq!(paper.poll_timeout(), Some(ms(5500)));
+        assert_eq!(akka.score(ms(4800)), phi_at(800.0, 900.0, 185_000.0 / 3.0));
+        assert_eq!(
+            paper.score(ms(4800)),
+            phi_at(800.0, 1500.0, 4_505_000.0 / 4.0)
+        );
+
+        // Akka fails the peer again at 4900, a heartbeat comes at 5000.
+        akka.handle_timeout(ms(4900));
+        assert_eq!(akka.verdict(), Verdict::Failed);
+        paper.handle_timeout(ms(4900));
+        assert_eq!(paper.verdict(), Verdict::Alive);
+        for d in [&mut akka, &mut paper] {
+            d.handle_heartbeat(ms(5000));
+        }
+        // Akka: 1000 ms ended after the crossing, not taken: Failed at 5900.
+        check(&akka, 3, 900.0, 185_000.0 / 3.0);
+        assert_eq!(akka.poll_timeout(), Some(ms(5900)));
+        // Paper: taken; mean 7000 / 5 = 1400, squared deviations
+        // 650^2 + 150^2 + 700^2 + 1900^2 + 400^2 = 4705000. Failed at 6400.
+        check(&paper, 5, 1400.0, 4_705_000.0 / 5.0);
+        assert_eq!(paper.poll_timeout(), Some(ms(6400)));
+
+        // 800 ms later: before both crossings, both take it.
+        for d in [&mut akka, &mut paper] {
+            d.handle_timeout(ms(5800));
+            assert_eq!(d.verdict(), Verdict::Alive);
+            d.handle_heartbeat(ms(5800));
+        }
+        // Akka: [750, 1250, 700, 800]: mean 875, squared deviations
+        // 125^2 + 375^2 + 175^2 + 75^2 = 192500. Failed at 6675.
+        check(&akka, 4, 875.0, 192_500.0 / 4.0);
+        assert_eq!(akka.poll_timeout(), Some(ms(6675)));
+        // Paper: mean 7800 / 6 = 1300, squared deviations
+        // 550^2 + 50^2 + 600^2 + 2000^2 + 300^2 + 500^2 = 5005000. Failed at 7100.
+        check(&paper, 6, 1300.0, 5_005_000.0 / 6.0);
+        assert_eq!(paper.poll_timeout(), Some(ms(7100)));
+        assert_eq!(akka.score(ms(6000)), phi_at(200.0, 875.0, 192_500.0 / 4.0));
+        assert_eq!(
+            paper.score(ms(6000)),
+            phi_at(200.0, 1300.0, 5_005_000.0 / 6.0)
+        );
+    }
+
+    /// Number of Failed verdicts over a stream of heartbeats `gaps_ms` apart,
+    /// with the timers handled as a host does.
+    fn failed_count(config: PhiAccrualConfig, gaps_ms: impl Iterator<Item = u64>) -> usize {
+        let mut d = PhiAccrual::new(config, Nanos::ZERO).unwrap();
+        let mut now = Nanos::ZERO;
+        let mut failed = 0;
+        d.handle_heartbeat(now);
+        for gap in gaps_ms {
+            now = now + ms(gap);
+            while let Some(due) = d.poll_timeout().filter(|&due| due <= now) {
+                d.handle_timeout(due);
+                failed += usize::from(d.verdict() == Verdict::Failed);
+            }
+            d.handle_heartbeat(now);
+        }
+        failed
+    }
+
+    /// Intervals cycling through 800, 850, ..., 1200 ms (mean 1000 ms, std
+    /// dev 129 ms), threshold 1 (standardized delay 1.30), no pause
+    /// allowance. Both rules agree until the first 1200 ms interval, which
+    /// phi reaches 1 before (at about 1.18 s): the first suspicion. From then
+    /// on the paper's rule keeps the 1200 ms intervals in the window, phi
+    /// reaches 1 at about 1000 + 1.30 x 129 = 1168 ms, and exactly the 1200 ms
+    /// intervals are mistakes: 100 in 100 cycles. Akka's rule keeps them out,
+    /// so the mean and std dev shrink, the crossing falls below 1150 ms, those
+    /// intervals are kept out too, and so on: more than three times as many.
+    #[test]
+    fn rules_differ_after_a_suspicion() {
+        let config = |history| PhiAccrualConfig {
+            threshold: 1.0,
+            acceptable_heartbeat_pause: Nanos::ZERO,
+            min_std_deviation: ms(1),
+            history,
+            ..Default::default()
+        };
+        let cycles = |n: usize| (0..9u64).map(|i| 800 + 50 * i).cycle().take(9 * n);
+        // One cycle: the only mistake is the first suspicion, the same under both.
+        assert_eq!(
+            failed_count(config(PhiHistory::EveryInterval), cycles(1)),
+            1
+        );
+        assert_eq!(failed_count(config(PhiHistory::Akka), cycles(1)), 1);
+        let paper = failed_count(config(PhiHistory::EveryInterval), cycles(100));
+        let akka = failed_count(config(PhiHistory::Akka), cycles(100));
+        assert_eq!(paper, 100);
+        // Measured; the point is that it is several times the paper's figure.
+        assert_eq!(akka, 363);
+    }
+
+    #[test]
+    fn history_key_reads_kebab_case_and_defaults_to_akka() {
+        let c: PhiAccrualConfig = toml::from_str("threshold = 8.0").unwrap();
+        assert_eq!(c.history, PhiHistory::Akka);
+        let c: PhiAccrualConfig = toml::from_str("history = 'every-interval'").unwrap();
+        assert_eq!(c.history, PhiHistory::EveryInterval);
+        assert!(toml::from_str::<PhiAccrualConfig>("history = 'paper'").is_err());
     }
 
     #[test]

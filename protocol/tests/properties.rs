@@ -11,9 +11,9 @@
 //! - Progress: after `handle_timeout(t)` at the instant `poll_timeout` gave, the
 //!   next timer is later than `t` or something changed; a host never spins.
 
-use fdlab_protocol::decay::{DataflowDecayConfig, DecayPer, Grace};
+use fdlab_protocol::decay::{DataflowDecayConfig, DecayPer, EwmaSamples, Grace};
 use fdlab_protocol::fixed::FixedTimeoutConfig;
-use fdlab_protocol::phi::{PhiAccrualConfig, PhiDistribution};
+use fdlab_protocol::phi::{PhiAccrualConfig, PhiDistribution, PhiHistory};
 use fdlab_protocol::probe::AdaptiveProbeConfig;
 use fdlab_protocol::two_stage::TwoStageConfig;
 use fdlab_protocol::{
@@ -46,14 +46,17 @@ fn leaf_config() -> impl Strategy<Value = DetectorConfig> {
             proptest::option::of(0.01f64..0.99),
             1usize..1200,
             (1u64..500, 0u64..5000, 1u64..3000),
-            prop_oneof![
-                Just(PhiDistribution::Normal),
-                Just(PhiDistribution::NormalExact),
-                Just(PhiDistribution::Exponential)
-            ],
+            (
+                prop_oneof![
+                    Just(PhiDistribution::Normal),
+                    Just(PhiDistribution::NormalExact),
+                    Just(PhiDistribution::Exponential)
+                ],
+                prop_oneof![Just(PhiHistory::Akka), Just(PhiHistory::EveryInterval)],
+            ),
         )
             .prop_map(
-                |(threshold, suspect, window, (min_std, pause, first), distribution)| {
+                |(threshold, suspect, window, (min_std, pause, first), (distribution, history))| {
                     DetectorConfig::PhiAccrual(PhiAccrualConfig {
                         threshold,
                         suspect_threshold: suspect.map(|s| s * threshold),
@@ -62,6 +65,7 @@ fn leaf_config() -> impl Strategy<Value = DetectorConfig> {
                         acceptable_heartbeat_pause: ms(pause),
                         first_heartbeat_estimate: ms(first),
                         distribution,
+                        history,
                         ..Default::default()
                     })
                 }
@@ -79,18 +83,25 @@ fn leaf_config() -> impl Strategy<Value = DetectorConfig> {
             prop_oneof![Just(Grace::None), Just(Grace::OneInterval)],
             prop_oneof![Just(DecayPer::Tick), Just(DecayPer::MissedFrame)],
             1u64..5,
+            prop_oneof![
+                Just(EwmaSamples::EveryInterval),
+                Just(EwmaSamples::SkipBacklog)
+            ],
         )
-            .prop_map(|(decay, fail_below, grace, decay_per, tick)| {
-                DetectorConfig::DataflowDecay(DataflowDecayConfig {
-                    decay,
-                    fail_below,
-                    suspect_below: (fail_below * 2.0).min(1.0),
-                    grace,
-                    decay_per,
-                    tick: ms(tick),
-                    ..Default::default()
-                })
-            }),
+            .prop_map(
+                |(decay, fail_below, grace, decay_per, tick, ewma_samples)| {
+                    DetectorConfig::DataflowDecay(DataflowDecayConfig {
+                        decay,
+                        fail_below,
+                        suspect_below: (fail_below * 2.0).min(1.0),
+                        grace,
+                        decay_per,
+                        tick: ms(tick),
+                        ewma_samples,
+                        ..Default::default()
+                    })
+                }
+            ),
     ]
 }
 

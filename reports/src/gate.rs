@@ -247,6 +247,18 @@ impl Comparison {
     pub fn passed(&self) -> bool {
         self.failures() == 0 && !self.compares_nothing()
     }
+
+    /// Figures that changed within the tolerances. Runs are deterministic, so
+    /// every one of them comes from a change of code or of the suite: they
+    /// are shown as changed (⚠), and `--strict` fails on them.
+    pub fn tolerated(&self) -> usize {
+        self.changes.iter().filter(|c| !c.regression).count()
+    }
+
+    /// Whether the gate passes: under `strict`, only with no change at all.
+    pub fn passes(&self, strict: bool) -> bool {
+        self.passed() && !(strict && self.tolerated() > 0)
+    }
 }
 
 fn fmt_ms(v: Option<f64>) -> String {
@@ -371,18 +383,35 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|")
 }
 
-/// A Markdown report (GitHub job summaries and GitLab render it).
-pub fn markdown(c: &Comparison, baseline: &Path) -> String {
+/// A Markdown report (GitHub job summaries and GitLab render it); under
+/// `strict`, a figure changed within the tolerances fails too.
+pub fn markdown(c: &Comparison, baseline: &Path, strict: bool) -> String {
     let mut md = String::new();
-    let status = if c.passed() { "passed" } else { "FAILED" };
+    let status = match (c.passes(strict), c.tolerated()) {
+        (false, _) => "FAILED",
+        (true, 0) => "passed",
+        (true, _) => "passed, with changed figures",
+    };
     let _ = writeln!(
         md,
-        "## fdlab check {status}\n\n{} scenario × detector results compared with `{}`: {} regression(s), {} improvement(s) or neutral change(s).\n",
+        "## fdlab check {status}\n\n{} scenario × detector results compared with `{}`: {} regression(s), {} figure(s) changed within the tolerances.\n",
         c.compared,
         baseline.display(),
         c.regressions(),
-        c.changes.iter().filter(|x| !x.regression).count()
+        c.tolerated()
     );
+    if c.tolerated() > 0 {
+        let _ = writeln!(
+            md,
+            "{} Runs are deterministic: a changed figure comes from a change of code or of the suite, never from chance. {}\n",
+            if strict { "❌" } else { "⚠" },
+            if strict {
+                "`--strict` fails on every change."
+            } else {
+                "Review each ⚠ below; `--strict` fails on them."
+            }
+        );
+    }
     if c.compares_nothing() {
         let _ = writeln!(
             md,
@@ -396,7 +425,11 @@ pub fn markdown(c: &Comparison, baseline: &Path) -> String {
         // Regressions first, each group in suite order.
         for regression in [true, false] {
             for x in c.changes.iter().filter(|x| x.regression == regression) {
-                let mark = if regression { "❌ regression" } else { "✅" };
+                let mark = match (regression, strict) {
+                    (true, _) => "❌ regression",
+                    (false, true) => "❌ changed",
+                    (false, false) => "⚠ changed",
+                };
                 let _ = writeln!(
                     md,
                     "| {mark} | {} | {} | {} | {} | {} | {} |",
@@ -441,8 +474,8 @@ fn xml(text: &str) -> String {
 }
 
 /// JUnit XML: one test case per scenario × detector, failed when any of its
-/// metrics regressed.
-pub fn junit(c: &Comparison, run: &[Entry]) -> String {
+/// metrics regressed (under `strict`, when any changed).
+pub fn junit(c: &Comparison, run: &[Entry], strict: bool) -> String {
     let mut cases = String::new();
     let mut failures = 0;
     let mut case = |scenario: &str, detector: &str, problems: Vec<String>| {
@@ -468,7 +501,9 @@ pub fn junit(c: &Comparison, run: &[Entry]) -> String {
         let mut problems: Vec<String> = c
             .changes
             .iter()
-            .filter(|x| x.regression && x.scenario == e.scenario && x.detector == e.detector)
+            .filter(|x| {
+                (x.regression || strict) && x.scenario == e.scenario && x.detector == e.detector
+            })
             .map(|x| format!("{}: {} -> {} ({})", x.metric, x.before, x.after, x.change))
             .collect();
         if c.new
@@ -527,7 +562,7 @@ mod tests {
         assert!(c.passed());
         assert!(c.changes.is_empty());
         assert_eq!(c.compared, 1);
-        assert!(markdown(&c, Path::new("b.toml")).contains("identical"));
+        assert!(markdown(&c, Path::new("b.toml"), false).contains("identical"));
     }
 
     #[test]
@@ -552,6 +587,36 @@ mod tests {
     }
 
     #[test]
+    fn a_change_within_tolerance_is_shown_and_fails_under_strict() {
+        let before = baseline(vec![entry("a", Some(2000.0), Some(3000.0), 0, 0.5)]);
+        let run = vec![entry("a", Some(2080.0), Some(3000.0), 0, 0.5)];
+        let c = compare(&before, &run);
+        assert_eq!((c.regressions(), c.tolerated()), (0, 1));
+        assert!(c.passes(false));
+        assert!(!c.passes(true));
+        let md = markdown(&c, Path::new("b.toml"), false);
+        assert!(md.contains("passed, with changed figures"), "{md}");
+        assert!(
+            md.contains(
+                "| ⚠ changed | s | a | p50 detection time | 2000.000 ms | 2080.000 ms | +4.00% |"
+            ),
+            "{md}"
+        );
+        let strict = markdown(&c, Path::new("b.toml"), true);
+        assert!(
+            strict.contains("FAILED") && strict.contains("❌ changed"),
+            "{strict}"
+        );
+        assert!(junit(&c, &run, true).contains("failures=\"1\""));
+        assert!(junit(&c, &run, false).contains("failures=\"0\""));
+        // No change at all: the same under both.
+        let same = compare(&before, &before.entries);
+        assert!(
+            same.passes(true) && markdown(&same, Path::new("b.toml"), true).contains("identical")
+        );
+    }
+
+    #[test]
     fn false_failed_and_suspicions_have_their_own_tolerances() {
         let mut before = baseline(vec![entry("a", Some(2000.0), Some(3000.0), 0, 0.0)]);
         before.entries[0].suspicions_per_pair_hour = Some(3_000.0);
@@ -560,7 +625,7 @@ mod tests {
         let mut run = before.entries.clone();
         run[0].suspicions_per_pair_hour = Some(3_400.0);
         let c = compare(&before, &run);
-        assert!(c.passed(), "{c:?}");
+        assert!(c.passes(false), "{c:?}");
         assert_eq!(c.changes.len(), 1);
         assert_eq!(c.changes[0].metric, "suspicions per pair-hour");
         assert_eq!(c.changes[0].change, "+400.0000/pair-h");
@@ -592,7 +657,7 @@ mod tests {
         assert_eq!(c.new, vec![("s".to_string(), "c".to_string())]);
         assert_eq!(c.failures(), 4);
         assert!(!c.passed());
-        let junit = junit(&c, &run);
+        let junit = junit(&c, &run, false);
         assert!(junit.contains("tests=\"3\" failures=\"3\""), "{junit}");
         assert!(junit.contains("not in the baseline"), "{junit}");
         // A result with no entry fails on its own, however good it is.
@@ -604,7 +669,7 @@ mod tests {
         let c = compare(&before, &run);
         assert_eq!((c.regressions(), c.failures()), (0, 1));
         assert!(!c.passed());
-        let md = markdown(&c, Path::new("b.toml"));
+        let md = markdown(&c, Path::new("b.toml"), false);
         assert!(
             md.contains("FAILED") && md.contains("`c` is not in the baseline"),
             "{md}"
@@ -617,7 +682,7 @@ mod tests {
         let c = compare(&baseline(Vec::new()), &run);
         assert!(c.compares_nothing());
         assert!(!c.passed());
-        let md = markdown(&c, Path::new("b.toml"));
+        let md = markdown(&c, Path::new("b.toml"), false);
         assert!(md.contains("covers none of the suite's 1"), "{md}");
         assert!(!md.contains("identical"), "{md}");
     }

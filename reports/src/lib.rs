@@ -23,3 +23,4 @@ pub mod report;
 pub mod report_dir;
 pub mod swap_dir;
 pub mod tables;
+pub mod verdict;

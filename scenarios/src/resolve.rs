@@ -28,11 +28,20 @@ impl fmt::Display for ResolveError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ResolveError::Invalid(e) => e.fmt(f),
-            ResolveError::Unknown(arg) => write!(
-                f,
-                "`{}` is neither a built-in scenario nor a file; `fdlab list` shows the built-ins",
-                excerpt(arg)
-            ),
+            ResolveError::Unknown(arg) => {
+                write!(
+                    f,
+                    "`{}` is neither a built-in scenario nor a file",
+                    excerpt(arg)
+                )?;
+                match closest_builtin(arg) {
+                    Some(name) => write!(
+                        f,
+                        "; did you mean `{name}`? (`fdlab list` shows the built-ins)"
+                    ),
+                    None => write!(f, "; `fdlab list` shows the built-ins"),
+                }
+            }
         }
     }
 }
@@ -66,6 +75,19 @@ pub fn files_of(arg: &str, scenario: &fdlab_sim::scenario::Scenario) -> Vec<Path
     }
 }
 
+/// The built-in scenario whose name is closest to `arg`, if it is close
+/// enough to be a typo (Jaro-Winkler similarity, as clap suggests options).
+fn closest_builtin(arg: &str) -> Option<&'static str> {
+    /// Below this similarity a name is not offered.
+    const MIN_SIMILARITY: f64 = 0.8;
+    crate::builtin::builtin()
+        .iter()
+        .map(|(name, _)| (strsim::jaro_winkler(arg, name), *name))
+        .filter(|(score, _)| *score >= MIN_SIMILARITY)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,6 +103,8 @@ mod tests {
 
     #[test]
     fn an_unknown_name_and_a_missing_file_say_which_they_are() {
+        let typo = resolve("crash-mesj").unwrap_err().to_string();
+        assert!(typo.contains("did you mean `crash-mesh`?"), "{typo}");
         let e = resolve("no-such-scenario").unwrap_err();
         assert!(matches!(e, ResolveError::Unknown(_)), "{e:?}");
         assert_eq!(

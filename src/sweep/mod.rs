@@ -33,6 +33,7 @@ use fdlab_scenarios::sweep_plan::{plan, Plan, PlanFile, Shard};
 use fdlab_scenarios::vary::parse_vary;
 use lock::SweepLock;
 pub use merge::{merge, MergeArgs};
+use output::{PARETO_CSV, SWEEP_CSV, TRADEOFF_SVG};
 use units::{Journal, Unit, UnitSet, JOURNAL, UNITS};
 
 /// Where a sweep writes unless `--out` says otherwise.
@@ -78,6 +79,9 @@ pub struct SweepArgs {
     /// Continue an interrupted sweep in --out, without redoing finished units.
     #[arg(long)]
     resume: bool,
+    /// Run again into an --out that holds a sweep, replacing its files
+    #[arg(long, conflicts_with = "resume")]
+    force: bool,
     #[command(flatten)]
     size: SizeArgs,
 }
@@ -188,7 +192,7 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
     let _lock = SweepLock::acquire(dir)?;
     remove_stale_temporaries(dir);
     let mut done = UnitSet::new(&plan.file);
-    open(dir, &text, args.resume, &mut done)?;
+    open(dir, &text, args, &mut done)?;
     let mine = shard.units(plan.file.points.len(), plan.file.seeds as usize);
     let seeds = plan.file.seed_list();
     // Remaining units, grouped by seed: one simulation per seed.
@@ -257,22 +261,40 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
 /// Checks what `dir` holds: nothing of a sweep yet (then the plan `text` is
 /// written), or, with `resume`, the same sweep (then its units are read
 /// into `done`).
-fn open(dir: &Path, text: &str, resume: bool, done: &mut UnitSet) -> Result<(), String> {
+fn open(dir: &Path, text: &str, args: &SweepArgs, done: &mut UnitSet) -> Result<(), String> {
     let plan_path = dir.join(PLAN);
-    let started_before =
+    let mut started_before =
         plan_path.exists() || dir.join(JOURNAL).exists() || dir.join(UNITS).exists();
+    if started_before && args.force {
+        // Only the sweep's own files go; anything else in --out stays.
+        for file in [SWEEP_CSV, PARETO_CSV, TRADEOFF_SVG, UNITS, JOURNAL, PLAN] {
+            match fs::remove_file(dir.join(file)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("{}: {e}", dir.join(file).display())),
+            }
+        }
+        started_before = false;
+    }
     if !started_before {
         return write_file(&plan_path, text.as_bytes())
             .map_err(|e| format!("{}: {e}", plan_path.display()));
     }
-    if !resume {
-        return Err(format!(
-            "{} already holds a sweep; --resume continues it, or choose another --out",
-            dir.display()
-        ));
+    let existing = fs::read_to_string(&plan_path).unwrap_or_default();
+    let finished = dir.join(UNITS).exists() && !dir.join(JOURNAL).exists();
+    if !args.resume {
+        return Err(if finished && existing == text {
+            format!(
+                "{} holds this sweep, finished: its results are {SWEEP_CSV}, {PARETO_CSV} and {TRADEOFF_SVG} there; --force runs it again, replacing them",
+                dir.display()
+            )
+        } else {
+            format!(
+                "{} already holds a sweep; --resume continues it, --force replaces it, or choose another --out",
+                dir.display()
+            )
+        });
     }
-    let existing =
-        fs::read_to_string(&plan_path).map_err(|e| format!("{}: {e}", plan_path.display()))?;
     if existing != text {
         return Err(format!(
             "{} holds a different sweep (its sweep.toml differs: scenario, --vary, --sample, --seed or --seeds changed); choose another --out",

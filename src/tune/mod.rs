@@ -142,8 +142,9 @@ struct Evaluated {
     space: SearchSpace,
     points: Vec<Point>,
     candidates: Vec<Candidate>,
-    /// What detection times were measured on (`cuts`, `crash faults`).
-    crashes: &'static str,
+    /// What detection times were measured on, in the singular (`cut`,
+    /// `pause fault window`).
+    crashes: String,
 }
 
 pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
@@ -179,7 +180,7 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
     let status = match ranking.best() {
         Some(best) => {
             report.push(format!("recommended: {}", points[best].describe()));
-            report.extend(render::evidence(&candidates[best], crashes).map(|l| format!("  {l}")));
+            report.extend(render::evidence(&candidates[best], &crashes).map(|l| format!("  {l}")));
             report.push(format!(
                 "  {} of {} settings meet the constraint",
                 ranking.feasible,
@@ -218,7 +219,7 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
                 },
                 points[least].describe()
             ));
-            report.extend(render::evidence(&candidates[least], crashes).map(|l| format!("  {l}")));
+            report.extend(render::evidence(&candidates[least], &crashes).map(|l| format!("  {l}")));
             report.push(
                 "  raise the --max-*-per-hour bounds, or hold keys with --set to search elsewhere"
                     .into(),
@@ -348,7 +349,7 @@ fn on_trace(
         space,
         points,
         candidates: evaluations.iter().map(candidate).collect(),
-        crashes: "cuts",
+        crashes: "cut".into(),
     })
 }
 
@@ -434,8 +435,31 @@ fn on_scenario(
         space,
         points,
         candidates,
-        crashes: "crash faults",
+        crashes: windows_of(&scenario),
     }))
+}
+
+/// What a scenario's detection times are measured on, named by the kinds of
+/// its faults to detect (`pause fault window`, `crash or partition fault
+/// window`), in the singular.
+fn windows_of(scenario: &fdlab_sim::scenario::Scenario) -> String {
+    use fdlab_sim::scenario::Expect;
+    let mut kinds: Vec<&str> = Vec::new();
+    let scheduled = scenario.faults.iter().map(|f| (f.kind(), f.expect()));
+    let random = scenario
+        .random_faults
+        .iter()
+        .map(|r| (r.kind, r.expect.unwrap_or(r.kind.default_expect())));
+    for (kind, expect) in scheduled.chain(random) {
+        if expect == Expect::Detect && !kinds.contains(&kind.name()) {
+            kinds.push(kind.name());
+        }
+    }
+    match kinds.split_last() {
+        None => "fault window".into(),
+        Some((last, [])) => format!("{last} fault window"),
+        Some((last, rest)) => format!("{} or {last} fault window", rest.join(", ")),
+    }
 }
 
 /// The ranking's view of one evaluation.

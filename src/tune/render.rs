@@ -37,12 +37,18 @@ fn difference(a: Nanos, b: Nanos) -> String {
 }
 
 /// The evidence for one setting, two lines: detection time, then mistakes.
-/// `crashes` names what the detection times were measured on (`cuts`).
+/// `crashes` names what the detection times were measured on, in the
+/// singular (`cut`, `pause fault window`).
 pub fn evidence(c: &Candidate, crashes: &str) -> [String; 2] {
+    let over = format!(
+        "{} {crashes}{}",
+        c.crashes,
+        if c.crashes == 1 { "" } else { "s" }
+    );
     let detection = match &c.detection {
+        _ if c.crashes == 0 => "detection time: nothing to detect in this scenario".to_string(),
         Some(s) => format!(
-            "detection time over {} {crashes}: mean {}, p50 {}, p90 {}, p99 {}, max {}; missed {}",
-            c.crashes,
+            "detection time over {over}: mean {}, p50 {}, p90 {}, p99 {}, max {}; missed {}",
             duration(s.mean),
             duration(s.p50),
             duration(s.p90),
@@ -51,8 +57,8 @@ pub fn evidence(c: &Candidate, crashes: &str) -> [String; 2] {
             c.missed
         ),
         None => format!(
-            "detection time over {} {crashes}: none detected (missed {})",
-            c.crashes, c.missed
+            "detection time over {over}: none detected (missed {})",
+            c.missed
         ),
     };
     let mistakes = format!(
@@ -251,7 +257,7 @@ mod tests {
                 "3. timeout = \"1250ms\": p99 3.000 s (+1.000 s, +50.0%), missed 0, false Failed 0 (0.00 per hour), suspicions 0 (0.00 per hour)",
             ]
         );
-        let [d, m] = evidence(&c[2], "cuts");
+        let [d, m] = evidence(&c[2], "cut");
         assert_eq!(d, "detection time over 10 cuts: mean 750.0 ms, p50 500.0 ms, p90 1.000 s, p99 1.000 s, max 1.000 s; missed 0");
         assert_eq!(
             m,

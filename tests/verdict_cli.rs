@@ -1,0 +1,37 @@
+//! The verdict: every built-in scenario gets one, naming the detector to
+//! pick or saying what no detector managed.
+
+mod common;
+use common::{fdlab, text};
+
+#[test]
+fn the_verdict_names_a_detector_or_what_none_managed_for_every_builtin() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let run = fdlab(&["run", "--seeds", "2", "--out", out.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let stdout = text(&run.stdout);
+    let verdict = stdout.split("Verdict").nth(1).expect("a verdict section");
+    let builtins = fdlab(&["list"]);
+    let names: Vec<String> = text(&builtins.stdout)
+        .lines()
+        .skip_while(|l| !l.starts_with("Built-in"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("Detector kinds"))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(names.len() >= 14, "{names:?}");
+    for name in &names {
+        let block: Vec<&str> = verdict
+            .lines()
+            .skip_while(|l| l.trim() != format!("{name}:"))
+            .skip(1)
+            .take_while(|l| l.starts_with("    "))
+            .collect();
+        assert!(!block.is_empty(), "no verdict for {name}");
+        let named = block[0].contains(": `");
+        let unmet = block.iter().any(|l| l.contains("no detector"));
+        assert!(named || unmet, "{name}: {block:?}");
+    }
+    assert!(verdict.contains("fdlab replay "), "{verdict}");
+}
