@@ -1,4 +1,5 @@
-//! The QoS tables of `fdlab run`: five CSV files and a compact terminal table.
+//! The QoS tables of `fdlab run`: five CSV files, written here, and a compact
+//! terminal table ([`terminal_table`]); their number formats are fixed (below).
 //!
 //! Every file has a header row and a stable column order (the `*_HEADER`
 //! constants below are the documentation of record), one row per item, rows in
@@ -29,7 +30,7 @@
 //!   [`crate::metrics`]); the three rate intervals rest on the same runs,
 //!   `mistake_rate_ci_runs`. `false_failed + suspicions = mistakes`.
 //! - `runs.csv` ([`RUNS_HEADER`]): one row per scenario × seed × detector.
-//! - `classes.csv` ([`CLASSES_HEADER`]): one row per scenario × detector ×
+//! - `classes.csv` ([`classes_header`]): one row per scenario × detector ×
 //!   link class with pairs (`mesh`; `source`, `forwarded` on a dataflow; see
 //!   [`crate::metrics::LinkClass`]), with every figure of `summary.csv` over
 //!   that class's pairs alone; counts and times add up to the summary's.
@@ -39,11 +40,16 @@
 //!   lists the faults (`kind target`, `; `-separated) in progress when it began,
 //!   the likely cause.
 
-use std::fmt::Write as _;
+mod format;
+mod terminal;
+#[cfg(test)]
+mod tests;
+
+pub use terminal::terminal_table;
+
 use std::io::{self, Write};
 use std::path::Path;
 
-use fdlab_protocol::time::{NANOS_PER_MILLI, NANOS_PER_SEC};
 use fdlab_protocol::Nanos;
 
 use crate::atomic::{ensure_dir, write_atomically};
@@ -51,6 +57,7 @@ use crate::metrics::{
     scenario_metrics, DetectorRun, DetectorSummary, DurationStats, MeanCi, RunMetrics,
     ScenarioMetrics, ScenarioResult,
 };
+use format::{hours, ms, opt, opt_ms, opt_ms_f64, seconds};
 
 pub const SUMMARY_CSV: &str = "summary.csv";
 pub const RUNS_CSV: &str = "runs.csv";
@@ -459,380 +466,4 @@ fn write_mistakes(out: &mut dyn Write, metrics: &[ScenarioMetrics]) -> io::Resul
         }
     }
     w.flush()
-}
-
-/// The comparison table of one scenario for the terminal: one line per
-/// detector, columns aligned (detector names left, figures right), no trailing
-/// spaces. Detection times (to Failed) and recovery lags in seconds with 3
-/// decimals; `missed` as missed/windows; mistakes split into false Failed and
-/// Suspect-only ones (suspicions), each with its rate per pair-hour; P_A over
-/// healthy time as a percentage rounded down to 0.01%, so that only a
-/// detector with no mistake at all shows 100.00%; `-` where there is nothing
-/// to measure.
-pub fn terminal_table(m: &ScenarioMetrics) -> String {
-    let header = [
-        "detector",
-        "T_D p50 (s)",
-        "p99 (s)",
-        "max (s)",
-        "missed",
-        "false Failed",
-        "per pair-h",
-        "suspicions",
-        "per pair-h",
-        "recovery p50 (s)",
-        "p99 (s)",
-        "P_A",
-        "msgs/pair/s",
-    ];
-    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
-    for s in &m.summary {
-        rows.push(terminal_row(s));
-    }
-    let columns = header.len();
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} ({} run{})",
-        m.scenario,
-        m.runs.len(),
-        if m.runs.len() == 1 { "" } else { "s" }
-    );
-    for row in &rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let pad = widths[c].saturating_sub(cell.chars().count());
-            if c == 0 {
-                line.push_str(cell);
-                line.extend(std::iter::repeat_n(' ', pad));
-            } else {
-                line.push_str("  ");
-                line.extend(std::iter::repeat_n(' ', pad));
-                line.push_str(cell);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-fn terminal_row(s: &DetectorSummary) -> Vec<String> {
-    let secs = |stats: Option<DurationStats>, f: fn(&DurationStats) -> Nanos| {
-        stats
-            .as_ref()
-            .map_or_else(|| "-".to_string(), |st| secs3(f(st)))
-    };
-    let rate = |r: Option<f64>| r.map_or_else(|| "-".into(), short_rate);
-    vec![
-        s.detector.clone(),
-        secs(s.failed, |st| st.p50),
-        secs(s.failed, |st| st.p99),
-        secs(s.failed, |st| st.max),
-        format!("{}/{}", s.failed_missed, s.detect_windows),
-        s.false_failed.to_string(),
-        rate(s.false_failed_rate()),
-        s.suspicions().to_string(),
-        rate(s.suspicion_rate()),
-        secs(s.recovery, |st| st.p50),
-        secs(s.recovery, |st| st.p99),
-        percent_floor(s.alive_healthy, s.healthy),
-        s.messages_per_pair_second()
-            .map_or_else(|| "-".into(), |v| format!("{v:.2}")),
-    ]
-}
-
-/// Milliseconds with 3 decimals, rounded to the nearest microsecond in integers.
-fn ms(t: Nanos) -> String {
-    let us = (u128::from(t.0) + 500) / 1_000;
-    format!("{}.{:03}", us / 1_000, us % 1_000)
-}
-
-fn opt_ms(t: Option<Nanos>) -> String {
-    t.map_or_else(String::new, ms)
-}
-
-fn opt_ms_f64(ns: Option<f64>) -> String {
-    ns.map_or_else(String::new, |v| {
-        format!("{:.3}", v / NANOS_PER_MILLI as f64 + 0.0)
-    })
-}
-
-/// Seconds with 3 decimals, rounded to the nearest millisecond in integers.
-fn secs3(t: Nanos) -> String {
-    let ms = (u128::from(t.0) + NANOS_PER_MILLI as u128 / 2) / NANOS_PER_MILLI as u128;
-    format!("{}.{:03}", ms / 1_000, ms % 1_000)
-}
-
-/// A sum of nanoseconds as seconds with 3 decimals.
-fn seconds(ns: u128) -> String {
-    let ms = (ns + NANOS_PER_MILLI as u128 / 2) / NANOS_PER_MILLI as u128;
-    format!("{}.{:03}", ms / 1_000, ms % 1_000)
-}
-
-/// A sum of nanoseconds as hours with 6 decimals.
-fn hours(ns: u128) -> String {
-    format!("{:.6}", ns as f64 / (3_600.0 * NANOS_PER_SEC as f64))
-}
-
-fn opt(v: Option<f64>, decimals: usize) -> String {
-    // `+ 0.0` turns a -0.0 into 0.0.
-    v.map_or_else(String::new, |v| format!("{:.*}", decimals, v + 0.0))
-}
-
-/// Three significant digits for small rates, fewer decimals for large ones;
-/// `0` for none.
-fn short_rate(v: f64) -> String {
-    if v <= 0.0 || !v.is_finite() {
-        return if v.is_finite() {
-            "0".into()
-        } else {
-            "-".into()
-        };
-    }
-    let decimals = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else if v >= 1.0 {
-        2
-    } else {
-        let mut decimals = 3;
-        let mut threshold = 0.1;
-        while v < threshold && decimals < 12 {
-            threshold /= 10.0;
-            decimals += 1;
-        }
-        decimals
-    };
-    format!("{v:.decimals$}")
-}
-
-/// `part / whole` as a percentage with 2 decimals, rounded down (integer
-/// arithmetic); `-` if `whole` is zero.
-fn percent_floor(part: u128, whole: u128) -> String {
-    if whole == 0 {
-        return "-".into();
-    }
-    let basis_points = part.min(whole).saturating_mul(10_000) / whole;
-    format!("{}.{:02}%", basis_points / 100, basis_points % 100)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metrics::tests::two_seeds;
-
-    fn read(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-        let mut r = csv::Reader::from_path(path).unwrap();
-        let header = r.headers().unwrap().iter().map(String::from).collect();
-        let rows = r
-            .records()
-            .map(|x| x.unwrap().iter().map(String::from).collect())
-            .collect();
-        (header, rows)
-    }
-
-    #[test]
-    fn csv_files_have_headers_and_one_row_per_item() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("out");
-        write_run_tables(&out, &[two_seeds()]).unwrap();
-
-        let (header, rows) = read(&out.join(SUMMARY_CSV));
-        assert_eq!(header, SUMMARY_HEADER);
-        assert_eq!(rows.len(), 2, "one row per scenario x detector");
-        let col = |name: &str| SUMMARY_HEADER.iter().position(|h| *h == name).unwrap();
-        let fixed = &rows[0];
-        assert_eq!(fixed[col("detector")], "fixed");
-        assert_eq!(fixed[col("failed_n")], "2");
-        assert_eq!(fixed[col("failed_mean_ms")], "2500.000");
-        assert_eq!(fixed[col("failed_p50_ms")], "2000.000");
-        assert_eq!(fixed[col("failed_max_ms")], "3000.000");
-        assert_eq!(fixed[col("failed_ci_runs")], "2");
-        assert_eq!(fixed[col("failed_mean_ci_high_ms")], "8853.100");
-        assert_eq!(fixed[col("mistakes_per_pair_hour")], "0.000000");
-        assert_eq!(fixed[col("must_not_detect_pair_hours")], "0.050000");
-        assert_eq!(fixed[col("messages_per_pair_second")], "1.000000");
-        assert_eq!(fixed[col("pair_seconds")], "240.000");
-        let phi = &rows[1];
-        assert_eq!(phi[col("mistakes")], "1");
-        assert_eq!(phi[col("mistake_mean_ms")], "500.000");
-        assert_eq!(phi[col("share_runs_with_mistake")], "0.500000000");
-        assert_eq!(phi[col("mistakes_per_pair_hour")], "20.000000");
-        // The one mistake is a suspicion; none is a false Failed.
-        assert_eq!(phi[col("false_failed")], "0");
-        assert_eq!(phi[col("false_failed_per_pair_hour")], "0.000000");
-        assert_eq!(phi[col("false_failed_mean_ms")], "");
-        assert_eq!(phi[col("suspicions")], "1");
-        assert_eq!(phi[col("suspicions_per_pair_hour")], "20.000000");
-        assert_eq!(phi[col("suspicion_mean_ms")], "500.000");
-        // fixed trusts the restarted n1 500 ms after the fault, and makes no
-        // mistake: P_A over healthy time is whole.
-        assert_eq!(fixed[col("recovery_n")], "2");
-        assert_eq!(fixed[col("recovery_p50_ms")], "500.000");
-        assert_eq!(fixed[col("recovery_p99_ms")], "500.000");
-        assert_eq!(fixed[col("recovery_unfinished")], "0");
-        assert_eq!(fixed[col("healthy_pair_hours")], "0.049722");
-        assert_eq!(fixed[col("query_accuracy_healthy")], "1.000000000");
-        assert_eq!(fixed[col("alive_share_must_not_detect")], "0.994444444");
-        assert_eq!(phi[col("query_accuracy_healthy")], "0.997222222");
-
-        let (header, rows) = read(&out.join(RUNS_CSV));
-        assert_eq!(header, RUNS_HEADER);
-        assert_eq!(rows.len(), 4, "one row per seed x detector");
-        assert_eq!(rows[0][..3], ["crash", "1", "fixed"]);
-        assert_eq!(rows[3][..3], ["crash", "2", "phi"]);
-        assert_eq!(rows[0][4], "60.000");
-        let col = |name: &str| RUNS_HEADER.iter().position(|h| *h == name).unwrap();
-        assert_eq!(rows[0][col("recovery_p50_ms")], "500.000");
-        assert_eq!(rows[3][col("suspicions")], "1");
-        assert_eq!(rows[3][col("false_failed")], "0");
-        assert_eq!(rows[3][col("suspicions_per_pair_hour")], "40.000000");
-        assert_eq!(rows[0][col("query_accuracy_healthy")], "1.000000000");
-
-        // A mesh: one class per detector, with the summary's figures.
-        let (header, rows) = read(&out.join(CLASSES_CSV));
-        assert_eq!(header, classes_header());
-        assert_eq!(rows.len(), 2);
-        assert_eq!(rows[1][..3], ["crash", "phi", "mesh"]);
-        let (_, summary) = read(&out.join(SUMMARY_CSV));
-        assert_eq!(rows[1][3..], summary[1][2..summary[1].len() - 1]);
-
-        let (header, rows) = read(&out.join(DETECTIONS_CSV));
-        assert_eq!(header, DETECTIONS_HEADER);
-        assert_eq!(rows.len(), 4, "one window per seed x detector");
-        assert_eq!(
-            rows[0],
-            [
-                "crash",
-                "1",
-                "fixed",
-                "n0",
-                "n1",
-                "0",
-                "crash",
-                "n1",
-                "10000.000",
-                "40000.000",
-                "12000.000",
-                "2000.000",
-                "12000.000",
-                "2000.000"
-            ]
-        );
-
-        let (header, rows) = read(&out.join(MISTAKES_CSV));
-        assert_eq!(header, MISTAKES_HEADER);
-        assert_eq!(rows.len(), 1);
-        assert_eq!(
-            rows[0],
-            [
-                "crash", "2", "phi", "n0", "n1", "5000.000", "5500.000", "500.000", "suspect",
-                "alive", ""
-            ]
-        );
-        // Nothing else left in the directory (no temporary files).
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 5);
-    }
-
-    #[test]
-    fn missed_detection_is_written_as_missed() {
-        let mut result = two_seeds();
-        result.runs.truncate(1);
-        result.runs[0].pairs[0].detectors[0].changes.clear();
-        let dir = tempfile::tempdir().unwrap();
-        write_run_tables(dir.path(), &[result]).unwrap();
-        let (_, rows) = read(&dir.path().join(DETECTIONS_CSV));
-        assert_eq!(rows[0][12], "missed");
-        assert_eq!(rows[0][13], "");
-        let (_, rows) = read(&dir.path().join(SUMMARY_CSV));
-        let col = |name: &str| SUMMARY_HEADER.iter().position(|h| *h == name).unwrap();
-        assert_eq!(rows[0][col("failed_n")], "0");
-        assert_eq!(rows[0][col("failed_mean_ms")], "");
-        assert_eq!(rows[0][col("failed_missed")], "1");
-        assert_eq!(rows[0][col("failed_ci_runs")], "0");
-    }
-
-    #[test]
-    fn empty_input_writes_headers_only() {
-        let dir = tempfile::tempdir().unwrap();
-        write_run_tables(dir.path(), &[]).unwrap();
-        for (file, len) in [
-            (SUMMARY_CSV, SUMMARY_HEADER.len()),
-            (RUNS_CSV, RUNS_HEADER.len()),
-            (DETECTIONS_CSV, DETECTIONS_HEADER.len()),
-            (MISTAKES_CSV, MISTAKES_HEADER.len()),
-            (CLASSES_CSV, classes_header().len()),
-        ] {
-            let (header, rows) = read(&dir.path().join(file));
-            assert_eq!(header.len(), len);
-            assert!(rows.is_empty());
-        }
-    }
-
-    #[test]
-    fn terminal_table_aligns() {
-        let mut result = two_seeds();
-        // A detector with a long name and no detection at all.
-        for run in &mut result.runs {
-            run.detectors.push("a-much-longer-detector-name".into());
-            for pair in &mut run.pairs {
-                pair.detectors.push(Default::default());
-            }
-        }
-        let m = scenario_metrics(&result);
-        let table = terminal_table(&m);
-        let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(lines[0], "crash (2 runs)");
-        assert_eq!(lines.len(), 5);
-        let width = lines[1].chars().count();
-        for line in &lines[1..] {
-            assert_eq!(line.chars().count(), width, "{table}");
-            assert!(!line.ends_with(' '));
-        }
-        // Right-aligned columns end at the same offsets: each header name ends
-        // where the figures below it end.
-        for name in ["p99 (s)", "missed", "suspicions", "P_A", "msgs/pair/s"] {
-            let end = lines[1].find(name).unwrap() + name.len();
-            for line in &lines[2..] {
-                let before = &line[..end];
-                assert!(!before.ends_with(' '), "{name} misaligned:\n{table}");
-                assert!(
-                    line[end..].is_empty() || line[end..].starts_with("  "),
-                    "{name} misaligned:\n{table}"
-                );
-            }
-        }
-        assert_eq!(
-            table,
-            "crash (2 runs)\n\
-detector                     T_D p50 (s)  p99 (s)  max (s)  missed  false Failed  per pair-h  suspicions  per pair-h  recovery p50 (s)  p99 (s)      P_A  msgs/pair/s\n\
-fixed                              2.000    3.000    3.000     0/2             0           0           0           0             0.500    0.500  100.00%         1.00\n\
-phi                                1.000    1.000    1.000     0/2             0           0           1        20.0             0.000    0.000   99.72%        10.00\n\
-a-much-longer-detector-name            -        -        -     2/2             0           0           0           0                 -        -  100.00%         0.00\n"
-        );
-    }
-
-    #[test]
-    fn number_formats() {
-        assert_eq!(ms(Nanos(1_234_567_890)), "1234.568");
-        assert_eq!(ms(Nanos(999_999_999_500)), "1000000.000");
-        assert_eq!(ms(Nanos::ZERO), "0.000");
-        assert_eq!(secs3(Nanos(2_499_600_000)), "2.500");
-        assert_eq!(short_rate(0.0), "0");
-        assert_eq!(short_rate(0.05), "0.0500");
-        assert_eq!(short_rate(0.5), "0.500");
-        assert_eq!(short_rate(4.5678), "4.57");
-        assert_eq!(short_rate(1234.5), "1234");
-        assert_eq!(percent_floor(9_999, 10_000), "99.99%");
-        assert_eq!(percent_floor(99_999, 100_000), "99.99%");
-        assert_eq!(percent_floor(1, 1), "100.00%");
-        assert_eq!(percent_floor(0, 0), "-");
-        assert_eq!(opt(Some(-0.0), 3), "0.000");
-        assert_eq!(opt(None, 3), "");
-    }
 }
