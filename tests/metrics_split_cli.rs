@@ -245,4 +245,10 @@ fn per_class_figures_add_up_to_the_blended_ones() {
         .collect();
     assert_eq!(int(fixed[0], "detect_windows"), 2 * 3);
     assert_eq!(int(fixed[1], "detect_windows"), 0);
+    // The reports show the classes of a dataflow below the detailed table.
+    let md = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("By link class:"), "{md}");
+    assert!(md.contains("| decay | source | 12 |"), "{md}");
+    let html = fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<th>link class</th>"));
 }
