@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use fdlab_reports::atomic::write_file;
-use fdlab_reports::baseline_file::updated_text;
+use fdlab_reports::baseline_file::{split_mistakes, updated_text};
 use fdlab_reports::gate::{compare, entries, junit, markdown, Baseline, Comparison, Tolerance};
 use fdlab_reports::metrics::scenario_metrics;
 use fdlab_scenarios::load_scenario;
@@ -130,7 +130,17 @@ fn check_writable(path: &Path) -> Result<(), String> {
 pub fn run(args: &CheckArgs) -> Result<(), String> {
     // Inputs first: a bad suite or baseline costs no simulation and writes nothing.
     let (scenarios, suite_files) = load_suite(&args.suite)?;
-    let text = read_baseline(&args.baseline, args.update)?;
+    let mut text = read_baseline(&args.baseline, args.update)?;
+    if let Some(split) = text.as_deref().and_then(split_mistakes) {
+        if !args.update {
+            return Err(format!(
+                "--baseline {}: gates `mistakes_per_pair_hour`, which this fdlab splits into false Failed and Suspect-only mistakes (`false_failed_per_pair_hour`, `suspicions_per_pair_hour`); rewrite it with `{}` (its mistakes tolerance becomes the tolerance of both) and commit it",
+                args.baseline.display(),
+                update_command()
+            ));
+        }
+        text = Some(split);
+    }
     let baseline = match &text {
         Some(text) => Some(Baseline::parse(&args.baseline, text)?),
         None => None,

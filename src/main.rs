@@ -43,7 +43,7 @@ enum Command {
     /// Search a detector's parameters on a scenario or on a recorded heartbeat
     /// trace (CSV with a `time_ms` column) and recommend a setting, with its
     /// evidence and a snippet to paste into a scenario. Exit status 2: no
-    /// setting meets --max-mistakes-per-hour.
+    /// setting meets the --max-*-per-hour bounds.
     Tune(tune::TuneArgs),
     /// List the built-in scenarios and the detector kinds with their keys
     /// (--faults: the fault kinds, distributions and the other tables)
@@ -51,7 +51,8 @@ enum Command {
     /// Measure detector and trace-replay speed (build with --release).
     Bench(bench::BenchArgs),
     /// The CI gate: run the CI suite and fail (exit 1) when detection got
-    /// slower or mistakes more frequent than the committed baseline says.
+    /// slower, or false Failed or suspicions more frequent, than the
+    /// committed baseline says.
     Check(check::CheckArgs),
     /// Vary a detector's parameters over a grid or a sample, across seeds:
     /// every metric per point, the Pareto front and the trade-off curve.

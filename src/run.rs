@@ -9,7 +9,9 @@ use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
 use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
 use fdlab_reports::report::{write_report, CHARTS_DIR, INDEX_HTML, REPORT_MD};
 use fdlab_reports::report_dir::{check_out, ReportKind};
-use fdlab_reports::tables::{terminal_table, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV};
+use fdlab_reports::tables::{
+    terminal_table, CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV,
+};
 use fdlab_reports::verdict::verdict;
 use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
@@ -22,11 +24,12 @@ use crate::out_paths::{refuse_in_dir, scenario_inputs};
 use crate::simulate::{simulate, thread_pool, Simulated};
 
 /// The files `fdlab run` writes into `--out`, besides the `charts/` folder.
-const REPORT_FILES: [&str; 6] = [
+const REPORT_FILES: [&str; 7] = [
     SUMMARY_CSV,
     RUNS_CSV,
     DETECTIONS_CSV,
     MISTAKES_CSV,
+    CLASSES_CSV,
     REPORT_MD,
     INDEX_HTML,
 ];

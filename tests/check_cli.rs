@@ -247,8 +247,8 @@ fn non_finite_or_negative_baseline_figures_are_refused_with_key_and_line() {
         ("phi", "p99_ms", "inf"),
         ("phi", "p50_ms", "-inf"),
         ("fixed", "p99_ms", "-1.0"),
-        ("phi", "mistakes_per_pair_hour", "nan"),
-        ("fixed", "mistakes_per_pair_hour", "-0.5"),
+        ("phi", "false_failed_per_pair_hour", "nan"),
+        ("fixed", "suspicions_per_pair_hour", "-0.5"),
     ] {
         fs::write(&baseline, &good).unwrap();
         let (mut lines, at) = entry_line(&baseline, detector, key);
@@ -263,7 +263,7 @@ fn non_finite_or_negative_baseline_figures_are_refused_with_key_and_line() {
     let bad = good.replace("detection_time = 0.05", "detection_time = nan");
     fs::write(&baseline, bad).unwrap();
     let out = check(&suite, &baseline, &[]);
-    assert_one_error_line(&out, &["base.toml:9:", "tolerance.detection_time"]);
+    assert_one_error_line(&out, &["base.toml:10:", "tolerance.detection_time"]);
 }
 
 #[test]
@@ -354,8 +354,8 @@ fn update_keeps_hand_written_comments_and_tolerances() {
             "detection_time = 0.1 # agreed in review",
         )
         .replace(
-            "missed = 0\nmistakes",
-            "# no miss allowed\nmissed = 0\nmistakes",
+            "missed = 0\nfalse_failed",
+            "# no miss allowed\nmissed = 0\nfalse_failed",
         )
         .replacen(
             "[[entry]]\nscenario = \"crash\"\ndetector = \"phi\"",
@@ -388,6 +388,61 @@ fn update_keeps_hand_written_comments_and_tolerances() {
         figures(&updated),
         figures(&fs::read_to_string(&fresh).unwrap())
     );
+    assert!(check(&suite, &baseline, &[]).status.success());
+}
+
+#[test]
+fn a_baseline_from_before_the_mistake_split_is_refused_then_updated() {
+    let dir = tempfile::tempdir().unwrap();
+    let (suite, baseline) = (dir.path().join("suite"), dir.path().join("base.toml"));
+    write_suite(&suite, "3s");
+    assert!(check(&suite, &baseline, &["--update"]).status.success());
+    let current = fs::read_to_string(&baseline).unwrap();
+    // As an fdlab before the split wrote it: one mistakes rate per entry and
+    // one tolerance for it (raised by hand here).
+    let old: String = current
+        .replace(
+            "# missed a count, false_failed_per_pair_hour and\n# suspicions_per_pair_hour absolute increases.\n",
+            "# missed a count, mistakes_per_pair_hour an absolute increase.\n",
+        )
+        .lines()
+        .filter(|l| !l.starts_with("suspicions_per_pair_hour"))
+        .map(|l| match l.strip_prefix("false_failed_per_pair_hour = ") {
+            Some(rate) => format!("mistakes_per_pair_hour = {rate}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect::<String>()
+        .replacen(
+            "mistakes_per_pair_hour = 0.0\n",
+            "mistakes_per_pair_hour = 2.5\n",
+            1,
+        );
+    assert!(
+        old.contains(
+            "[tolerance]\ndetection_time = 0.05\nmissed = 0\nmistakes_per_pair_hour = 2.5\n"
+        ),
+        "{old}"
+    );
+    fs::write(&baseline, &old).unwrap();
+    let out = check(&suite, &baseline, &[]);
+    assert_one_error_line(
+        &out,
+        &[
+            "base.toml",
+            "`mistakes_per_pair_hour`",
+            "fdlab check --update",
+        ],
+    );
+    assert_eq!(fs::read_to_string(&baseline).unwrap(), old);
+    let out = check(&suite, &baseline, &["--update"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let updated = fs::read_to_string(&baseline).unwrap();
+    assert!(!updated.contains("mistakes_per_pair_hour"), "{updated}");
+    assert!(
+        updated.contains("false_failed_per_pair_hour = 2.5\nsuspicions_per_pair_hour = 2.5\n"),
+        "{updated}"
+    );
+    assert_eq!(updated.replace(" = 2.5\n", " = 0.0\n"), current);
     assert!(check(&suite, &baseline, &[]).status.success());
 }
 

@@ -5,7 +5,9 @@ use std::fs;
 use std::path::Path;
 use std::process::Output;
 
-use fdlab_reports::tables::{DETECTIONS_HEADER, MISTAKES_HEADER, RUNS_HEADER, SUMMARY_HEADER};
+use fdlab_reports::tables::{
+    classes_header, DETECTIONS_HEADER, MISTAKES_HEADER, RUNS_HEADER, SUMMARY_HEADER,
+};
 
 mod common;
 use common::{fdlab, text};
@@ -67,6 +69,11 @@ fn run_writes_every_report_file_with_its_documented_columns() {
     assert!(rows
         .iter()
         .all(|r| r[0] == "crash-mesh" && (r[1] == "1" || r[1] == "2")));
+    let (header, rows) = read_csv(&out.join("classes.csv"));
+    assert_eq!(header, classes_header());
+    // Mesh scenarios: one class, the blend.
+    assert_eq!(rows.len(), SCENARIOS.len() * DETECTORS);
+    assert!(rows.iter().all(|r| r[2] == "mesh"));
     let (header, rows) = read_csv(&out.join("mistakes.csv"));
     assert_eq!(header, MISTAKES_HEADER);
     // gc-pause-monitor: the paused monitor wrongly suspects its peers.
@@ -111,6 +118,7 @@ fn run_writes_every_report_file_with_its_documented_columns() {
         [
             ".fdlab-report",
             "charts",
+            "classes.csv",
             "detections.csv",
             "index.html",
             "mistakes.csv",

@@ -54,6 +54,7 @@ fn assert_holds(dir: &Path, want: &[(String, Vec<u8>)], what: &str) {
 fn report_files(scenarios: &[&str]) -> Vec<String> {
     let mut names: Vec<String> = [
         ".fdlab-report",
+        "classes.csv",
         "detections.csv",
         "index.html",
         "mistakes.csv",

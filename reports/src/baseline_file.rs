@@ -13,6 +13,12 @@
 //! file is rendered as a fresh one, then every comment and spacing of the old
 //! file is carried over to the same table and key ([`updated_text`]), so a
 //! baseline nobody edited updates to the very bytes a fresh one would have.
+//!
+//! Baselines written before mistakes were split into false Failed and
+//! Suspect-only ones gate `mistakes_per_pair_hour`, a figure this fdlab no
+//! longer computes. Such a file is recognized ([`split_mistakes`]): `fdlab
+//! check` refuses to compare with it, saying so, and `--update` rewrites it,
+//! its mistakes tolerance becoming the tolerance of both new figures.
 
 use std::path::Path;
 
@@ -31,8 +37,14 @@ pub fn check_figures(file: &Path, text: &str, baseline: &Baseline) -> Result<(),
         (
             "tolerance",
             None,
-            "mistakes_per_pair_hour",
-            Some(t.mistakes_per_pair_hour),
+            "false_failed_per_pair_hour",
+            Some(t.false_failed_per_pair_hour),
+        ),
+        (
+            "tolerance",
+            None,
+            "suspicions_per_pair_hour",
+            Some(t.suspicions_per_pair_hour),
         ),
     ];
     for (i, e) in baseline.entries.iter().enumerate() {
@@ -41,8 +53,14 @@ pub fn check_figures(file: &Path, text: &str, baseline: &Baseline) -> Result<(),
         figures.push((
             "entry",
             Some(i),
-            "mistakes_per_pair_hour",
-            e.mistakes_per_pair_hour,
+            "false_failed_per_pair_hour",
+            e.false_failed_per_pair_hour,
+        ));
+        figures.push((
+            "entry",
+            Some(i),
+            "suspicions_per_pair_hour",
+            e.suspicions_per_pair_hour,
         ));
     }
     for (table, entry, key, value) in figures {
@@ -118,6 +136,53 @@ pub fn updated_text(old: &str, fresh: &str) -> Result<String, String> {
     Ok(new.to_string())
 }
 
+/// The key of the figure baselines gated before the split.
+const MISTAKES_KEY: &str = "mistakes_per_pair_hour";
+
+/// The comment [`Baseline::render`] wrote at the top of a baseline before
+/// the split, replaced by the current one when a baseline is split.
+const HEADER_BEFORE_SPLIT: &str =
+    "# missed a count, mistakes_per_pair_hour an absolute increase.\n";
+const HEADER_AFTER_SPLIT: &str = "# missed a count, false_failed_per_pair_hour and\n# suspicions_per_pair_hour absolute increases.\n";
+
+/// `None` for a baseline of this fdlab. For a baseline written before
+/// mistakes were split (a `mistakes_per_pair_hour` in its tolerances or an
+/// entry), its text split: the tolerance becomes `false_failed_per_pair_hour`
+/// and `suspicions_per_pair_hour` (each the old value, unless the file sets
+/// it already), the entries' figures are dropped (`--update` writes the new
+/// ones), and every comment stays. An error for text that is not TOML is
+/// left to [`Baseline::parse`].
+pub fn split_mistakes(text: &str) -> Option<String> {
+    let mut doc: DocumentMut = text.parse().ok()?;
+    let mut found = false;
+    if let Some(tolerance) = doc.get_mut("tolerance").and_then(Item::as_table_mut) {
+        if let Some((old_key, old)) = tolerance.remove_entry(MISTAKES_KEY) {
+            found = true;
+            for (i, key) in ["false_failed_per_pair_hour", "suspicions_per_pair_hour"]
+                .into_iter()
+                .enumerate()
+            {
+                if tolerance.contains_key(key) {
+                    continue;
+                }
+                tolerance.insert(key, old.clone());
+                if let (0, Some(mut new_key)) = (i, tolerance.key_mut(key)) {
+                    *new_key.leaf_decor_mut() = old_key.leaf_decor().clone();
+                }
+            }
+        }
+    }
+    if let Some(entries) = doc.get_mut("entry").and_then(Item::as_array_of_tables_mut) {
+        for entry in entries.iter_mut() {
+            found |= entry.remove(MISTAKES_KEY).is_some();
+        }
+    }
+    found.then(|| {
+        doc.to_string()
+            .replacen(HEADER_BEFORE_SPLIT, HEADER_AFTER_SPLIT, 1)
+    })
+}
+
 /// An entry's scenario and detector.
 fn entry_id(table: &Table) -> (Option<&str>, Option<&str>) {
     let text = |key| table.get(key).and_then(Item::as_str);
@@ -159,7 +224,8 @@ mod tests {
             p50_ms: Some(p50),
             p99_ms: Some(p50 * 1.5),
             missed: 0,
-            mistakes_per_pair_hour: Some(0.25),
+            false_failed_per_pair_hour: Some(0.25),
+            suspicions_per_pair_hour: Some(12.5),
         }
     }
 
@@ -176,42 +242,114 @@ mod tests {
             (
                 "p50_ms = 200.0",
                 "p50_ms = nan",
-                "base.toml:26: `entry[1].p50_ms`: must be a finite number >= 0, not NaN",
+                "base.toml:29: `entry[1].p50_ms`: must be a finite number >= 0, not NaN",
             ),
             (
                 "p99_ms = 150.0",
                 "p99_ms = inf",
-                "base.toml:18: `entry[0].p99_ms`: must be a finite number >= 0, not inf",
+                "base.toml:20: `entry[0].p99_ms`: must be a finite number >= 0, not inf",
             ),
             (
                 "p50_ms = 100.0",
                 "p50_ms = -inf",
-                "base.toml:17: `entry[0].p50_ms`: must be a finite number >= 0, not -inf",
+                "base.toml:19: `entry[0].p50_ms`: must be a finite number >= 0, not -inf",
             ),
             (
                 "p50_ms = 100.0",
                 "p50_ms = -1.5",
-                "base.toml:17: `entry[0].p50_ms`: must be a finite number >= 0, not -1.5",
+                "base.toml:19: `entry[0].p50_ms`: must be a finite number >= 0, not -1.5",
             ),
             (
                 "detection_time = 0.05",
                 "detection_time = nan",
-                "base.toml:9: `tolerance.detection_time`: must be a finite number >= 0, not NaN",
+                "base.toml:10: `tolerance.detection_time`: must be a finite number >= 0, not NaN",
             ),
         ] {
             let bad = text.replacen(from, to, 1);
             assert_ne!(bad, text, "{from}");
             assert_eq!(Baseline::parse(p, &bad).unwrap_err(), expected);
         }
-        let bad = text.replace(
-            "mistakes_per_pair_hour = 0.25",
-            "mistakes_per_pair_hour = -0.25",
-        );
-        let err = Baseline::parse(p, &bad).unwrap_err();
+        for (from, to, expected) in [
+            (
+                "false_failed_per_pair_hour = 0.0",
+                "false_failed_per_pair_hour = -1.0",
+                "base.toml:12: `tolerance.false_failed_per_pair_hour`",
+            ),
+            (
+                "suspicions_per_pair_hour = 0.0",
+                "suspicions_per_pair_hour = nan",
+                "base.toml:13: `tolerance.suspicions_per_pair_hour`",
+            ),
+            (
+                "false_failed_per_pair_hour = 0.25",
+                "false_failed_per_pair_hour = -0.25",
+                "base.toml:22: `entry[0].false_failed_per_pair_hour`",
+            ),
+            (
+                "suspicions_per_pair_hour = 12.5",
+                "suspicions_per_pair_hour = inf",
+                "base.toml:23: `entry[0].suspicions_per_pair_hour`",
+            ),
+        ] {
+            let bad = text.replacen(from, to, 1);
+            assert_ne!(bad, text, "{from}");
+            let err = Baseline::parse(p, &bad).unwrap_err();
+            assert!(err.starts_with(expected), "{err}");
+        }
+    }
+
+    /// A baseline as `fdlab check --update` wrote it before mistakes were
+    /// split, with a comment on its tolerance.
+    fn before_split() -> String {
+        render(vec![entry("a", 100.0), entry("b", 200.0)])
+            .replace(
+                "# missed a count, false_failed_per_pair_hour and\n# suspicions_per_pair_hour absolute increases.\n",
+                "# missed a count, mistakes_per_pair_hour an absolute increase.\n",
+            )
+            .replace(
+                "false_failed_per_pair_hour = 0.0\nsuspicions_per_pair_hour = 0.0\n",
+                "# raised for the flaky lab\nmistakes_per_pair_hour = 0.5   # agreed in review\n",
+            )
+            .replace(
+                "false_failed_per_pair_hour = 0.25\nsuspicions_per_pair_hour = 12.5\n",
+                "mistakes_per_pair_hour = 12.75\n",
+            )
+    }
+
+    #[test]
+    fn a_baseline_from_before_the_split_is_recognized_and_split() {
+        let p = Path::new("base.toml");
+        let old = before_split();
+        assert!(old.contains("mistakes_per_pair_hour = 12.75"), "{old}");
         assert!(
-            err.starts_with("base.toml:20: `entry[0].mistakes_per_pair_hour`"),
-            "{err}"
+            Baseline::parse(p, &old).is_err(),
+            "not a baseline of this fdlab"
         );
+        let split = split_mistakes(&old).unwrap();
+        let b = Baseline::parse(p, &split).unwrap();
+        assert_eq!(b.tolerance.false_failed_per_pair_hour, 0.5);
+        assert_eq!(b.tolerance.suspicions_per_pair_hour, 0.5);
+        assert_eq!(b.entries.len(), 2);
+        assert_eq!(b.entries[0].false_failed_per_pair_hour, None);
+        assert_eq!(b.entries[0].p50_ms, Some(100.0));
+        assert!(
+            split.contains("# raised for the flaky lab\nfalse_failed_per_pair_hour = 0.5   # agreed in review\n"),
+            "{split}"
+        );
+        // Updated (as `fdlab check --update` does: tolerances kept, figures
+        // new), it is the file a fresh update writes, its comments kept.
+        let fresh =
+            Baseline::render(b.tolerance, vec![entry("a", 100.0), entry("b", 200.0)]).unwrap();
+        let updated = updated_text(&split, &fresh).unwrap();
+        assert!(!updated.contains("mistakes_per_pair_hour"), "{updated}");
+        let back = Baseline::parse(p, &updated).unwrap();
+        assert_eq!(back.entries, vec![entry("a", 100.0), entry("b", 200.0)]);
+        assert_eq!(back.tolerance.suspicions_per_pair_hour, 0.5);
+        assert!(updated.starts_with(&fresh[..fresh.find("version").unwrap()]));
+        // A baseline of this fdlab is left alone.
+        assert_eq!(split_mistakes(&fresh), None);
+        assert_eq!(split_mistakes(&render(vec![entry("a", 1.0)])), None);
+        assert_eq!(split_mistakes("not toml ["), None);
     }
 
     #[test]

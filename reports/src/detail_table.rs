@@ -1,16 +1,17 @@
 //! The detailed comparison table of one scenario, shared by the HTML and
 //! Markdown reports: every figure of §5 with the number of samples behind it
-//! and the 95% intervals, as text cells. (The terminal shows a compact subset,
-//! [`crate::tables::terminal_table`]; the CSV files hold every figure
+//! and the 95% intervals, as text cells; and, for a dataflow, the same
+//! figures per link class ([`class_rows`]). (The terminal shows a compact
+//! subset, [`crate::tables::terminal_table`]; the CSV files hold every figure
 //! unrounded.)
 
 use fdlab_protocol::Nanos;
 
 use crate::charts::tradeoff::fmt_rate;
-use crate::metrics::{DetectorSummary, DurationStats, MeanCi};
+use crate::metrics::{ClassSummary, DetectorSummary, DurationStats, MeanCi};
 
 /// Column names, with units.
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 18] = [
     "detector",
     "T_D p50",
     "p90",
@@ -19,16 +20,20 @@ pub const COLUMNS: [&str; 14] = [
     "mean [95% CI]",
     "detected / faults",
     "to Suspect p50",
-    "mistakes",
+    "recovery p50 (p99)",
+    "false Failed",
     "per pair-hour [95% CI]",
-    "mean mistake",
+    "mean",
+    "suspicions",
+    "per pair-hour [95% CI]",
+    "mean",
     "P_A",
     "runs with a mistake",
     "msgs (bytes) / pair / s",
 ];
 
 /// What each column means, for the reports' key.
-pub const KEY: [(&str, &str); 9] = [
+pub const KEY: [(&str, &str); 12] = [
     (
         "T_D",
         "detection time: from a detect-fault's onset to the first Failed verdict that lasts until the fault ends (nearest-rank percentiles over all monitored pairs and seeds)",
@@ -39,21 +44,36 @@ pub const KEY: [(&str, &str); 9] = [
     ),
     ("to Suspect", "the same, to the first lasting Suspect-or-worse"),
     (
-        "mistakes",
-        "Suspect or Failed verdicts about a peer that must not be detected at that moment",
+        "recovery",
+        "recovery lag: from the end of a fault the detector was suspecting to its first Alive verdict about the peer (nearest-rank p50 and p99; recoveries cut short by another fault, the monitor going down or the end of the run are not counted)",
+    ),
+    (
+        "false Failed",
+        "mistakes (Suspect or Failed verdicts about a peer that must not be detected at that moment) that reached Failed: what a failover would have acted on",
+    ),
+    (
+        "suspicions",
+        "mistakes that never reached Failed (Suspect-only); false Failed + suspicions = all mistakes (in the CSV files)",
     ),
     (
         "per pair-hour",
-        "mistakes per monitored-pair-hour of must-not-detect time (λ_M)",
+        "per monitored-pair-hour of must-not-detect time (Chen et al.'s λ_M, split)",
     ),
     (
         "95% CI",
         "Student-t interval over per-seed values (the seeds are the independent replications)",
     ),
-    ("mean mistake", "mean time until a mistaken verdict returns to Alive (T_M)"),
+    (
+        "mean",
+        "mean time until such a mistaken verdict returns to Alive (T_M, split)",
+    ),
     (
         "P_A",
-        "share of must-not-detect time during which the verdict was Alive",
+        "query accuracy over healthy time: the share of must-not-detect time outside recovery lags during which the verdict was Alive",
+    ),
+    (
+        "by link class",
+        "on a dataflow, the same figures over source links (monitors of a layer-0 source) and forwarded links (monitors of deeper stages) apart",
     ),
     (
         "msgs (bytes) / pair / s",
@@ -106,8 +126,8 @@ fn mean_with_ci(stats: Option<DurationStats>, ci: Option<MeanCi>) -> String {
     }
 }
 
-/// Columns about detection (T_D to Failed and to Suspect).
-const DETECTION_COLUMNS: std::ops::RangeInclusive<usize> = 1..=7;
+/// Columns about detection (T_D to Failed and to Suspect, recovery).
+const DETECTION_COLUMNS: std::ops::RangeInclusive<usize> = 1..=8;
 
 /// The columns worth showing for `summary`: all of them, except that a
 /// scenario with nothing to detect drops the detection columns (all `-`).
@@ -123,10 +143,9 @@ pub fn rows(summary: &[DetectorSummary]) -> Vec<Vec<String>> {
     summary.iter().map(row).collect()
 }
 
-fn row(s: &DetectorSummary) -> Vec<String> {
-    let failed = s.failed;
-    let detected = failed.map_or(0, |f| f.n);
-    let rate = match (s.mistake_rate(), s.mistake_rate_ci) {
+/// A rate per pair-hour with its interval, `-` without exposure.
+fn rate_with_ci(rate: Option<f64>, ci: Option<MeanCi>) -> String {
+    match (rate, ci) {
         (Some(r), Some(ci)) => format!(
             "{} [{}, {}]",
             fmt_rate(r),
@@ -135,12 +154,28 @@ fn row(s: &DetectorSummary) -> Vec<String> {
         ),
         (Some(r), None) => fmt_rate(r),
         (None, _) => "-".into(),
-    };
-    let p_a = match s.query_accuracy() {
-        // Rounded down so that only a detector never wrong shows 100%.
+    }
+}
+
+/// `0.250 s (1.000 s)`: the p50 and p99 recovery lag.
+fn recovery(stats: Option<DurationStats>) -> String {
+    match stats {
+        Some(r) => format!("{} ({})", secs(Some(r.p50)), secs(Some(r.p99))),
+        None => "-".into(),
+    }
+}
+
+/// P_A, rounded down so that only a detector never wrong shows 100%.
+fn p_a(s: &DetectorSummary) -> String {
+    match s.query_accuracy() {
         Some(p) => format!("{:.4}%", (p * 1e6).floor() / 1e4),
         None => "-".into(),
-    };
+    }
+}
+
+fn row(s: &DetectorSummary) -> Vec<String> {
+    let failed = s.failed;
+    let detected = failed.map_or(0, |f| f.n);
     let overhead = match (s.messages_per_pair_second(), s.bytes_per_pair_second()) {
         (Some(m), Some(b)) => format!("{m:.2} ({b:.0})"),
         _ => "-".into(),
@@ -154,13 +189,60 @@ fn row(s: &DetectorSummary) -> Vec<String> {
         mean_with_ci(failed, s.failed_ci),
         format!("{detected} / {}", s.detect_windows),
         secs(s.suspect.map(|f| f.p50)),
-        s.mistakes.to_string(),
-        rate,
-        secs(s.mean_mistake()),
-        p_a,
+        recovery(s.recovery),
+        s.false_failed.to_string(),
+        rate_with_ci(s.false_failed_rate(), s.false_failed_rate_ci),
+        secs(s.mean_false_failed()),
+        s.suspicions().to_string(),
+        rate_with_ci(s.suspicion_rate(), s.suspicion_rate_ci),
+        secs(s.mean_suspicion()),
+        p_a(s),
         format!("{} / {}", s.runs_with_mistake, s.runs),
         overhead,
     ]
+}
+
+/// Column names of the per-class table.
+pub const CLASS_COLUMNS: [&str; 10] = [
+    "detector",
+    "link class",
+    "pairs (× seeds)",
+    "T_D p50",
+    "p99",
+    "detected / faults",
+    "false Failed",
+    "per pair-hour",
+    "suspicions",
+    "per pair-hour",
+];
+
+/// Whether a scenario's classes are worth a table of their own: more than
+/// one class (a mesh has one, the blend itself).
+pub fn has_classes(classes: &[ClassSummary]) -> bool {
+    classes.iter().any(|c| c.class != classes[0].class)
+}
+
+/// One row per detector and class, cells in [`CLASS_COLUMNS`] order.
+pub fn class_rows(classes: &[ClassSummary]) -> Vec<Vec<String>> {
+    classes
+        .iter()
+        .map(|c| {
+            let s = &c.summary;
+            let rate = |r: Option<f64>| r.map_or_else(|| "-".into(), fmt_rate);
+            vec![
+                s.detector.clone(),
+                c.class.as_str().to_string(),
+                s.pair_runs.to_string(),
+                secs(s.failed.map(|f| f.p50)),
+                secs(s.failed.map(|f| f.p99)),
+                format!("{} / {}", s.failed.map_or(0, |f| f.n), s.detect_windows),
+                s.false_failed.to_string(),
+                rate(s.false_failed_rate()),
+                s.suspicions().to_string(),
+                rate(s.suspicion_rate()),
+            ]
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -184,16 +266,21 @@ mod tests {
         // t(1) = 12.7062: 2.5 s ± 6.353 s, clamped at 0.
         assert_eq!(fixed[5], "2.500 s [0.000, 8.853]");
         assert_eq!(fixed[6], "2 / 2");
-        assert_eq!(fixed[8], "0");
-        assert_eq!(fixed[9], "0 [0, 0]");
-        assert_eq!(fixed[12], "0 / 2");
-        assert_eq!(fixed[13], "1.00 (100)");
+        assert_eq!(fixed[8], "0.500 s (0.500 s)");
+        assert_eq!(fixed[9], "0");
+        assert_eq!(fixed[10], "0 [0, 0]");
+        assert_eq!(fixed[12], "0");
+        assert_eq!(fixed[15], "100.0000%");
+        assert_eq!(fixed[16], "0 / 2");
+        assert_eq!(fixed[17], "1.00 (100)");
         let phi = &rows[1];
-        assert_eq!(phi[8], "1");
-        assert!(phi[9].starts_with("20.0 [0, "), "{}", phi[9]);
-        assert_eq!(phi[10], "0.500 s");
-        assert_eq!(phi[11], "99.7222%");
-        assert_eq!(phi[12], "1 / 2");
+        assert_eq!(phi[9], "0");
+        assert_eq!(phi[11], "-");
+        assert_eq!(phi[12], "1");
+        assert!(phi[13].starts_with("20.0 [0, "), "{}", phi[13]);
+        assert_eq!(phi[14], "0.500 s");
+        assert_eq!(phi[15], "99.7222%");
+        assert_eq!(phi[16], "1 / 2");
         assert_eq!(
             visible_columns(&m.summary),
             (0..COLUMNS.len()).collect::<Vec<_>>()
@@ -202,7 +289,35 @@ mod tests {
         for s in &mut quiet {
             s.detect_windows = 0;
         }
-        assert_eq!(visible_columns(&quiet), vec![0, 8, 9, 10, 11, 12, 13]);
+        assert_eq!(
+            visible_columns(&quiet),
+            vec![0, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+        );
+        // A mesh has one class: no table of its own.
+        assert!(!has_classes(&m.classes));
+    }
+
+    #[test]
+    fn class_rows_of_a_dataflow() {
+        let mut result = two_seeds();
+        for run in &mut result.runs {
+            run.layers = vec![0, 1, 2];
+        }
+        let m = scenario_metrics(&result);
+        assert!(has_classes(&m.classes));
+        let rows = class_rows(&m.classes);
+        assert_eq!(rows.len(), 4);
+        for r in &rows {
+            assert_eq!(r.len(), CLASS_COLUMNS.len());
+        }
+        // n2 watches the source n0 (nothing to detect); n0 watches n1.
+        assert_eq!(rows[0][..3], ["fixed", "source", "2"]);
+        assert_eq!(rows[0][5], "0 / 0");
+        assert_eq!(rows[1][..3], ["fixed", "forwarded", "2"]);
+        assert_eq!(rows[1][3], "2.000 s");
+        assert_eq!(rows[1][5], "2 / 2");
+        // One suspicion in 60 pair-seconds of must-not-detect time.
+        assert_eq!(rows[3][6..], ["0", "0", "1", "60.0"]);
     }
 
     #[test]

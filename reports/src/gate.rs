@@ -29,8 +29,11 @@ pub struct Tolerance {
     pub detection_time: f64,
     /// Additional missed detections allowed.
     pub missed: u64,
-    /// Absolute increase allowed of the mistakes per monitored-pair-hour.
-    pub mistakes_per_pair_hour: f64,
+    /// Absolute increase allowed of the false Failed per monitored-pair-hour.
+    pub false_failed_per_pair_hour: f64,
+    /// Absolute increase allowed of the Suspect-only mistakes per
+    /// monitored-pair-hour.
+    pub suspicions_per_pair_hour: f64,
 }
 
 impl Default for Tolerance {
@@ -38,7 +41,8 @@ impl Default for Tolerance {
         Tolerance {
             detection_time: 0.05,
             missed: 0,
-            mistakes_per_pair_hour: 0.0,
+            false_failed_per_pair_hour: 0.0,
+            suspicions_per_pair_hour: 0.0,
         }
     }
 }
@@ -57,9 +61,14 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ms: Option<f64>,
     pub missed: u64,
-    /// Mistakes per monitored-pair-hour (absent: no must-not-detect time).
+    /// Mistakes that reached Failed (false Failed) per monitored-pair-hour
+    /// (absent: no must-not-detect time). Gated apart from the Suspect-only
+    /// ones: a team may accept more flicker, never more false failovers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mistakes_per_pair_hour: Option<f64>,
+    pub false_failed_per_pair_hour: Option<f64>,
+    /// Suspect-only mistakes (suspicions) per monitored-pair-hour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspicions_per_pair_hour: Option<f64>,
 }
 
 impl Entry {
@@ -73,7 +82,8 @@ impl Entry {
             p50_ms: s.failed.map(|f| ms(f.p50)),
             p99_ms: s.failed.map(|f| ms(f.p99)),
             missed: s.failed_missed as u64,
-            mistakes_per_pair_hour: s.mistake_rate(),
+            false_failed_per_pair_hour: s.false_failed_rate(),
+            suspicions_per_pair_hour: s.suspicion_rate(),
         }
     }
 
@@ -157,7 +167,8 @@ impl Baseline {
             "# fdlab check baseline: the CI suite's figures, rewritten by\n\
              # `fdlab check --update`. Tolerances may be edited by hand:\n\
              # detection_time is a share (0.05 = p50/p99 may be 5% slower),\n\
-             # missed a count, mistakes_per_pair_hour an absolute increase.\n\n{body}"
+             # missed a count, false_failed_per_pair_hour and\n\
+             # suspicions_per_pair_hour absolute increases.\n\n{body}"
         ))
     }
 }
@@ -333,23 +344,29 @@ pub fn compare(baseline: &Baseline, run: &[Entry]) -> Comparison {
                 after.missed > before.missed.saturating_add(tol.missed),
             );
         }
-        let (b, a) = (before.mistakes_per_pair_hour, after.mistakes_per_pair_hour);
-        if b != a {
+        for (metric, b, a, tolerance) in [
+            (
+                "false Failed per pair-hour",
+                before.false_failed_per_pair_hour,
+                after.false_failed_per_pair_hour,
+                tol.false_failed_per_pair_hour,
+            ),
+            (
+                "suspicions per pair-hour",
+                before.suspicions_per_pair_hour,
+                after.suspicions_per_pair_hour,
+                tol.suspicions_per_pair_hour,
+            ),
+        ] {
+            if b == a {
+                continue;
+            }
             let (change, regression) = match (b, a) {
-                (Some(b), Some(a)) => (
-                    format!("{:+.4}/pair-h", a - b),
-                    a > b + tol.mistakes_per_pair_hour,
-                ),
-                (None, Some(a)) => (format!("{a:+.4}/pair-h"), a > tol.mistakes_per_pair_hour),
+                (Some(b), Some(a)) => (format!("{:+.4}/pair-h", a - b), a > b + tolerance),
+                (None, Some(a)) => (format!("{a:+.4}/pair-h"), a > tolerance),
                 (_, None) => ("no must-not-detect time".into(), false),
             };
-            push(
-                "mistakes per pair-hour",
-                fmt_rate(b),
-                fmt_rate(a),
-                change,
-                regression,
-            );
+            push(metric, fmt_rate(b), fmt_rate(a), change, regression);
         }
     }
     for before in &baseline.entries {
@@ -525,7 +542,8 @@ mod tests {
             p50_ms: p50,
             p99_ms: p99,
             missed,
-            mistakes_per_pair_hour: Some(rate),
+            false_failed_per_pair_hour: Some(rate),
+            suspicions_per_pair_hour: Some(0.0),
         }
     }
 
@@ -596,6 +614,31 @@ mod tests {
         assert!(
             same.passes(true) && markdown(&same, Path::new("b.toml"), true).contains("identical")
         );
+    }
+
+    #[test]
+    fn false_failed_and_suspicions_have_their_own_tolerances() {
+        let mut before = baseline(vec![entry("a", Some(2000.0), Some(3000.0), 0, 0.0)]);
+        before.entries[0].suspicions_per_pair_hour = Some(3_000.0);
+        before.tolerance.suspicions_per_pair_hour = 500.0;
+        // 400 more suspicions per pair-hour are within the tolerance.
+        let mut run = before.entries.clone();
+        run[0].suspicions_per_pair_hour = Some(3_400.0);
+        let c = compare(&before, &run);
+        assert!(c.passes(false), "{c:?}");
+        assert_eq!(c.changes.len(), 1);
+        assert_eq!(c.changes[0].metric, "suspicions per pair-hour");
+        assert_eq!(c.changes[0].change, "+400.0000/pair-h");
+        // One false Failed per ten pair-hours is not: its tolerance is zero.
+        run[0].false_failed_per_pair_hour = Some(0.1);
+        let c = compare(&before, &run);
+        assert_eq!(c.regressions(), 1);
+        let x = c.changes.iter().find(|x| x.regression).unwrap();
+        assert_eq!(x.metric, "false Failed per pair-hour");
+        // 600 more suspicions are beyond it.
+        run[0].false_failed_per_pair_hour = Some(0.0);
+        run[0].suspicions_per_pair_hour = Some(3_600.0);
+        assert_eq!(compare(&before, &run).regressions(), 1);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::charts::{inline_svg, xml_escape, Palette};
-use crate::detail_table::{self, COLUMNS, KEY};
+use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
 use crate::report::ScenarioReport;
 
 const STYLE: &str = "
@@ -136,6 +136,32 @@ fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette) {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table></div>\n");
+    if detail_table::has_classes(&m.classes) {
+        out.push_str(
+            "<p class=\"meta\">By link class:</p>\n<div class=\"table\"><table>\n<thead><tr>",
+        );
+        for c in CLASS_COLUMNS {
+            let _ = write!(out, "<th>{}</th>", xml_escape(c));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for row in detail_table::class_rows(&m.classes) {
+            out.push_str("<tr>");
+            for (i, cell) in row.iter().enumerate() {
+                if i == 0 {
+                    let _ = write!(
+                        out,
+                        "<td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+                        palette.css(cell),
+                        xml_escape(cell)
+                    );
+                } else {
+                    let _ = write!(out, "<td>{}</td>", xml_escape(cell));
+                }
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table></div>\n");
+    }
     let drawn = s.drawn();
     if !drawn.is_empty() {
         out.push_str("<div class=\"charts\">\n");

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::detail_table::{self, COLUMNS, KEY};
+use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
 use crate::report::ScenarioReport;
 
 /// A table cell: pipes escaped, no line breaks.
@@ -45,6 +45,18 @@ all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded.
             let cells: Vec<String> = visible.iter().map(|&i| cell(&row[i])).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
+        if detail_table::has_classes(&m.classes) {
+            let _ = writeln!(out, "\nBy link class:\n");
+            let _ = writeln!(out, "| {} |", CLASS_COLUMNS.join(" | "));
+            let align: Vec<&str> = (0..CLASS_COLUMNS.len())
+                .map(|i| if i < 2 { ":--" } else { "--:" })
+                .collect();
+            let _ = writeln!(out, "| {} |", align.join(" | "));
+            for row in detail_table::class_rows(&m.classes) {
+                let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+            }
+        }
         out.push('\n');
         let name = cell(&m.scenario);
         let mut images = Vec::new();
@@ -53,7 +65,7 @@ all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded.
         }
         if s.tradeoff.svg().is_some() {
             images.push(format!(
-                "![mistakes against detection time of {name}]({})",
+                "![false Failed against detection time of {name}]({})",
                 s.tradeoff_file
             ));
         }

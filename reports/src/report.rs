@@ -1,7 +1,7 @@
 //! Every file `fdlab run` writes into its output directory, each atomically:
 //!
 //! - the CSV tables ([`crate::tables`]): `summary.csv`, `runs.csv`,
-//!   `detections.csv`, `mistakes.csv`;
+//!   `detections.csv`, `mistakes.csv`, `classes.csv`;
 //! - per scenario, two charts under `charts/`: `<scenario>-cdf.svg`
 //!   ([`crate::charts::cdf`]) and `<scenario>-tradeoff.svg`
 //!   ([`crate::charts::tradeoff`]); a chart with nothing to plot is no file,
@@ -251,6 +251,7 @@ mod tests {
                 "charts/crash-2-tradeoff.svg",
                 "charts/crash-cdf.svg",
                 "charts/crash-tradeoff.svg",
+                "classes.csv",
                 "detections.csv",
                 "index.html",
                 "mistakes.csv",
@@ -267,6 +268,13 @@ mod tests {
         // The same detector has the same colour in both scenarios' charts.
         let cdf = std::fs::read_to_string(a.join("charts/crash-cdf.svg")).unwrap();
         assert!(cdf.contains("#0072B2") || cdf.contains("#0072b2"), "{cdf}");
+        // The trade-off chart plots false Failed, not all mistakes.
+        let tradeoff = std::fs::read_to_string(a.join("charts/crash-tradeoff.svg")).unwrap();
+        assert!(
+            tradeoff.contains("false Failed per pair-hour"),
+            "{tradeoff}"
+        );
+        assert!(!tradeoff.contains("mistakes"), "{tradeoff}");
         let md = std::fs::read_to_string(a.join(REPORT_MD)).unwrap();
         assert!(md.contains("](charts/crash-cdf.svg)"));
         assert!(md.contains("| fixed | 2.000 s |"));

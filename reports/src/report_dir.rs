@@ -30,7 +30,7 @@ use crate::atomic::{temporary, write_file};
 use crate::replay::{TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
 use crate::report::{CHARTS_DIR, INDEX_HTML, REPORT_MD};
 use crate::swap_dir::{replace_dir, resolve};
-use crate::tables::{DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV};
+use crate::tables::{CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV};
 
 /// The marker file of a report directory.
 pub const MARKER: &str = ".fdlab-report";
@@ -38,21 +38,23 @@ pub const MARKER: &str = ".fdlab-report";
 pub const CALIBRATION_CSV: &str = "calibration.csv";
 
 /// The files of a run's report (`charts` is a directory of SVG files).
-const RUN_FILES: [&str; 7] = [
+const RUN_FILES: [&str; 8] = [
     SUMMARY_CSV,
     RUNS_CSV,
     DETECTIONS_CSV,
     MISTAKES_CSV,
+    CLASSES_CSV,
     REPORT_MD,
     INDEX_HTML,
     CHARTS_DIR,
 ];
 const REPLAY_FILES: [&str; 3] = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
-const LIVE_FILES: [&str; 8] = [
+const LIVE_FILES: [&str; 9] = [
     SUMMARY_CSV,
     RUNS_CSV,
     DETECTIONS_CSV,
     MISTAKES_CSV,
+    CLASSES_CSV,
     REPORT_MD,
     INDEX_HTML,
     CHARTS_DIR,

@@ -259,6 +259,7 @@ mod tests {
             duration: s(60),
             detectors: vec!["slow".into(), "quick".into(), "jumpy".into()],
             nodes: vec!["n0".into(), "n1".into()],
+            layers: Vec::new(),
             faults: Vec::new(),
             pairs: vec![PairOutcome {
                 monitor: 0,

@@ -16,10 +16,15 @@
 //!   their own instants ([`crate::event_replay::fire_due_timers_observed`]), the same
 //!   contract as `fdlab trace` and the simulator. A mistake is a transition from
 //!   Alive to Suspect or Failed (a Suspect that turns into Failed is one
-//!   mistake); it lasts until the verdict is Alive again, or until the recording
-//!   ends. Mistakes per hour (Chen et al.'s λ_M), mean mistake duration (T_M)
-//!   and query accuracy (P_A, the share of the recording's span with an Alive
-//!   verdict) are measured over the span from the first to the last arrival.
+//!   mistake); it lasts until the verdict is Alive again, or until the
+//!   recording ends. A mistake that reached Failed is a *false Failed*, the
+//!   others are Suspect-only (suspicions), as in `fdlab run`'s reports.
+//!   Mistakes per hour (Chen et al.'s λ_M, also split), mean mistake duration
+//!   (T_M) and query accuracy (P_A, the share of the recording's span with an
+//!   Alive verdict) are measured over the span from the first to the last
+//!   arrival. The peer never fails during a recording, so every instant is
+//!   healthy time: P_A here is the query accuracy over healthy time of the
+//!   reports, with no recovery lag to leave out.
 //! - **Detection time by cuts.** `cuts` crash instants are drawn uniformly in
 //!   `[first arrival, last arrival)` from a ChaCha stream of the seed
 //!   (its own stream, `Streams::recording_cuts`). For a cut `c` the detector has seen exactly the
@@ -70,6 +75,12 @@ pub struct HeartbeatEvaluation {
     pub mistakes: usize,
     /// `mistakes` per hour of `span` (λ_M).
     pub mistakes_per_hour: f64,
+    /// Mistakes that reached Failed (the rest are Suspect-only).
+    pub false_failed: usize,
+    /// `false_failed` per hour of `span`.
+    pub false_failed_per_hour: f64,
+    /// The other mistakes (Suspect-only) per hour of `span`.
+    pub suspicions_per_hour: f64,
     /// Total time with a Suspect or Failed verdict.
     pub mistake_time: Nanos,
     /// Mean mistake duration (T_M), `None` without mistakes.
@@ -175,12 +186,16 @@ pub fn evaluate(
         cut_at(&mut detector, &mut timeline, c);
     }
     let span = end - start;
-    let (mistakes, mistake_time) = timeline.finish(end);
+    let (mistakes, false_failed, mistake_time) = timeline.finish(end);
+    let hours = span.as_nanos_f64() / NANOS_PER_HOUR as f64;
     Ok(HeartbeatEvaluation {
         heartbeats: arrivals.len(),
         span,
         mistakes,
-        mistakes_per_hour: mistakes as f64 / (span.as_nanos_f64() / NANOS_PER_HOUR as f64),
+        mistakes_per_hour: mistakes as f64 / hours,
+        false_failed,
+        false_failed_per_hour: false_failed as f64 / hours,
+        suspicions_per_hour: (mistakes - false_failed) as f64 / hours,
         mistake_time,
         mean_mistake: mean_nanos(u128::from(mistake_time.as_nanos()), mistakes as u128),
         query_accuracy: 1.0 - mistake_time.as_nanos_f64() / span.as_nanos_f64(),
@@ -236,7 +251,10 @@ struct MistakeTimeline {
     verdict: Verdict,
     /// Start of the ongoing mistake, if the verdict is not Alive.
     since: Nanos,
+    /// The worst verdict of the ongoing mistake.
+    worst: Verdict,
     mistakes: usize,
+    false_failed: usize,
     time: Nanos,
 }
 
@@ -245,7 +263,9 @@ impl MistakeTimeline {
         MistakeTimeline {
             verdict: Verdict::Alive,
             since: start,
+            worst: Verdict::Alive,
             mistakes: 0,
+            false_failed: 0,
             time: Nanos::ZERO,
         }
     }
@@ -255,19 +275,27 @@ impl MistakeTimeline {
             (true, false) => {
                 self.mistakes += 1;
                 self.since = at;
+                self.worst = verdict;
             }
-            (false, true) => self.time = self.time + (at - self.since),
-            _ => {}
+            (false, true) => {
+                self.time = self.time + (at - self.since);
+                if self.worst == Verdict::Failed {
+                    self.false_failed += 1;
+                }
+            }
+            (false, false) => self.worst = self.worst.max(verdict),
+            (true, true) => {}
         }
         self.verdict = verdict;
     }
 
-    /// Mistakes and the time they lasted, an ongoing one cut at `end`.
-    fn finish(mut self, end: Nanos) -> (usize, Nanos) {
+    /// Mistakes, those of them that reached Failed, and the time they
+    /// lasted, an ongoing one cut at `end`.
+    fn finish(mut self, end: Nanos) -> (usize, usize, Nanos) {
         if self.verdict != Verdict::Alive {
             self.observe(end, Verdict::Alive);
         }
-        (self.mistakes, self.time)
+        (self.mistakes, self.false_failed, self.time)
     }
 }
 
@@ -325,7 +353,8 @@ mod tests {
         let mut arrivals = periodic(0, 100);
         arrivals.extend(periodic(105, 200));
         let e = evaluate(&fixed(3), &arrivals, 200, 1).unwrap();
-        assert_eq!(e.mistakes, 1);
+        assert_eq!((e.mistakes, e.false_failed), (1, 1));
+        assert!((e.false_failed_per_hour - e.mistakes_per_hour).abs() < 1e-12);
         // Failed at 103 s + 1 ns, Alive again at 105 s.
         let lasted = Nanos::from_secs(2) - Nanos(1);
         assert_eq!(e.mistake_time, lasted);
@@ -337,6 +366,18 @@ mod tests {
         // A 6 s timeout rides the gap out.
         let e = evaluate(&fixed(6), &arrivals, 200, 1).unwrap();
         assert_eq!(e.mistakes, 0);
+        // With a Suspect after 4 s, it suspects without declaring Failed:
+        // one mistake, a suspicion, from 104 s + 1 ns to 105 s.
+        let config = DetectorConfig::FixedTimeout(FixedTimeoutConfig {
+            timeout: Nanos::from_secs(6),
+            suspect_after: Some(Nanos::from_secs(4)),
+            ..FixedTimeoutConfig::default()
+        });
+        let e = evaluate(&config, &arrivals, 200, 1).unwrap();
+        assert_eq!((e.mistakes, e.false_failed), (1, 0));
+        assert_eq!(e.false_failed_per_hour, 0.0);
+        assert_eq!(e.suspicions_per_hour, e.mistakes_per_hour);
+        assert_eq!(e.mistake_time, SEC - Nanos(1));
     }
 
     #[test]
@@ -360,7 +401,7 @@ mod tests {
         let arrivals = vec![Nanos::ZERO, SEC, Nanos::from_secs(10)];
         let e = evaluate(&fixed(3), &arrivals, 10, 1).unwrap();
         // Failed from 4 s + 1 ns until the heartbeat at 10 s.
-        assert_eq!(e.mistakes, 1);
+        assert_eq!((e.mistakes, e.false_failed), (1, 1));
         assert_eq!(e.mistake_time, Nanos::from_secs(6) - Nanos(1));
     }
 

@@ -73,6 +73,10 @@ pub struct RunOutcome {
     /// Detector names, in the scenario's order.
     pub detectors: Vec<String>,
     pub nodes: Vec<String>,
+    /// For a dataflow pipeline, the layer of each node by index (0 = the
+    /// sources); empty for a mesh. Reports group pairs by it (a source link
+    /// or a forwarded one); nothing in the simulation reads it.
+    pub layers: Vec<u32>,
     pub faults: Vec<FaultRecord>,
     /// Monitored pairs, ordered by (monitor, target).
     pub pairs: Vec<PairOutcome>,

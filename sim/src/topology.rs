@@ -25,6 +25,18 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The layer of each node of a dataflow pipeline (a topology with data
+    /// links); empty for a mesh, whose nodes have no layers.
+    pub fn dataflow_layers(&self) -> Vec<u32> {
+        if self.links.is_empty() {
+            Vec::new()
+        } else {
+            self.layer.clone()
+        }
+    }
+}
+
+impl Layout {
     pub(crate) fn build(topology: &Topology, streams: &Streams) -> Layout {
         let nodes = topology.node_names();
         match topology {

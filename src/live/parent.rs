@@ -433,6 +433,7 @@ fn outcome(
         duration: scenario.duration,
         detectors: scenario.detectors.iter().map(|d| d.name.clone()).collect(),
         nodes: layout.nodes.clone(),
+        layers: layout.dataflow_layers(),
         faults: schedule.records.clone(),
         pairs,
         events: 0,

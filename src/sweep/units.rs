@@ -22,7 +22,14 @@ pub const JOURNAL: &str = "journal.csv";
 pub const UNITS: &str = "units.csv";
 
 /// Columns of `units.csv` and of the journal.
-pub const HEADER: &str = "point,seed,pairs,failed_delays_ns,suspect_delays_ns,mistakes,mistake_ns,must_not_detect_ns,alive_must_not_detect_ns,messages,bytes,pair_ns";
+pub const HEADER: &str = "point,seed,pairs,failed_delays_ns,suspect_delays_ns,mistakes,mistake_ns,must_not_detect_ns,alive_must_not_detect_ns,messages,bytes,pair_ns,false_failed,false_failed_ns,recovery_lags_ns,healthy_ns,alive_healthy_ns";
+
+/// The header of units written before false Failed mistakes, recovery lags
+/// and healthy time were recorded: their summaries cannot be computed.
+const HEADER_BEFORE_SPLIT: &str = "point,seed,pairs,failed_delays_ns,suspect_delays_ns,mistakes,mistake_ns,must_not_detect_ns,alive_must_not_detect_ns,messages,bytes,pair_ns";
+
+/// Fields of a line.
+const FIELDS: usize = 17;
 
 /// One point on one seed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,7 +40,8 @@ pub struct Unit {
     pub totals: RunTotals,
 }
 
-/// Delays separated by spaces; a missed detection is `-`.
+/// Delays separated by spaces; a missed detection (an unfinished recovery)
+/// is `-`.
 fn delays(list: &[Option<Nanos>]) -> String {
     let items: Vec<String> = list
         .iter()
@@ -59,7 +67,7 @@ impl Unit {
     pub fn line(&self, names: &[String]) -> String {
         let t = &self.totals;
         format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             names[self.point],
             self.seed,
             t.pairs,
@@ -71,7 +79,12 @@ impl Unit {
             t.alive_must_not_detect,
             t.messages,
             t.bytes,
-            t.pair_time
+            t.pair_time,
+            t.false_failed,
+            t.false_failed_time,
+            delays(&t.recovery),
+            t.healthy,
+            t.alive_healthy
         )
     }
 
@@ -80,8 +93,8 @@ impl Unit {
     /// points and millions of units).
     pub fn parse(line: &str, points: &BTreeMap<&str, usize>) -> Result<Unit, String> {
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 12 {
-            return Err(format!("{} fields, expected 12", f.len()));
+        if f.len() != FIELDS {
+            return Err(format!("{} fields, expected {FIELDS}", f.len()));
         }
         let point = *points
             .get(f[0])
@@ -112,6 +125,11 @@ impl Unit {
                 messages: small(9)?,
                 bytes: small(10)?,
                 pair_time: num(11)?,
+                false_failed: small(12)?,
+                false_failed_time: num(13)?,
+                recovery: parse_delays(f[14])?,
+                healthy: num(15)?,
+                alive_healthy: num(16)?,
             },
         })
     }
@@ -229,6 +247,12 @@ impl<'a> UnitSet<'a> {
         let mut lines = text.split_inclusive('\n').enumerate().peekable();
         match lines.next() {
             Some((_, first)) if first.trim_end() == HEADER => good_len = first.len(),
+            Some((_, first)) if first.trim_end() == HEADER_BEFORE_SPLIT => {
+                return Err(format!(
+                    "{}: written by an earlier fdlab, before false Failed mistakes, recovery lags and healthy time were recorded; run the sweep again into a new --out",
+                    path.display()
+                ))
+            }
             Some((_, first)) if repair && !first.ends_with('\n') => {}
             _ => {
                 return Err(format!(
@@ -360,6 +384,11 @@ mod tests {
                 messages: 100,
                 bytes: 6400,
                 pair_time: 7,
+                false_failed: 1,
+                false_failed_time: 4,
+                recovery: vec![Some(Nanos(300)), None],
+                healthy: 8,
+                alive_healthy: 6,
             },
         }
     }
@@ -398,6 +427,21 @@ mod tests {
         .unwrap();
         let err = UnitSet::new(&plan).read(&path, true).unwrap_err();
         assert!(err.contains("journal.csv:2:"), "{err}");
+    }
+
+    #[test]
+    fn units_from_before_the_mistake_split_are_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(UNITS);
+        fs::write(
+            &path,
+            format!("{HEADER_BEFORE_SPLIT}\np0001,1,8,1,1,0,0,10,10,1,64,7\n"),
+        )
+        .unwrap();
+        let plan = plan();
+        let err = UnitSet::new(&plan).read(&path, false).unwrap_err();
+        assert!(err.contains("written by an earlier fdlab"), "{err}");
+        assert!(err.contains("units.csv"), "{err}");
     }
 
     #[test]

@@ -5,14 +5,16 @@
 //! On a scenario, every setting of the grid watches the same simulated
 //! traffic (each seed is simulated once with all of them, as in
 //! `fdlab sweep`); detection times are those of the scenario's detect-faults
-//! and mistakes are counted per monitored-pair-hour.
+//! and mistakes (false Failed and suspicions apart) are counted per
+//! monitored-pair-hour.
 //!
 //! The trace gives the heartbeat period (its median inter-arrival time), the
 //! grid comes from [`fdlab_scenarios::search_space`], every point is evaluated
 //! by [`fdlab_sim::heartbeat_eval::evaluate`] (mistakes on the trace as recorded,
 //! detection time by cutting it at random instants, after Chen, Toueg &
 //! Aguilera 2002 and Hayashibara et al. 2004), and [`rank`] picks the fastest
-//! point within the mistake bound. Points run in parallel; the result is the
+//! point within the mistake bounds ([`rank::Constraint`]: false Failed,
+//! suspicions, or all mistakes per hour). Points run in parallel; the result is the
 //! same for any number of threads (each point is independent and the ranking
 //! is a total order).
 //!
@@ -44,7 +46,7 @@ use fdlab_sim::scenario::DetectorSetup;
 use crate::budget::{self, SizeArgs, Work};
 use crate::out_paths::{refuse_same_file, Input};
 use crate::simulate::{seed_list, simulate_points};
-use rank::{rank, Candidate, Objective};
+use rank::{rank, Candidate, Constraint, Objective};
 
 /// Exit status when no setting meets the mistake constraint.
 pub const EXIT_NO_SETTING: u8 = 2;
@@ -75,9 +77,19 @@ pub struct TuneArgs {
     /// two-stage.
     #[arg(long, value_name = "KIND")]
     detector: String,
-    /// Most mistakes per hour of trace a setting may make (0: none at all).
-    #[arg(long, value_name = "X", default_value = "0", value_parser = parse_rate)]
-    max_mistakes_per_hour: f64,
+    /// Most mistakes per hour a setting may make, false Failed and
+    /// suspicions together (per hour of trace, or per monitored-pair-hour of a
+    /// scenario). With none of the three --max-* bounds: 0, no mistake at all.
+    #[arg(long, value_name = "X", value_parser = parse_rate)]
+    max_mistakes_per_hour: Option<f64>,
+    /// Most false Failed per hour: mistakes that reach Failed about a live
+    /// peer (what a failover acts on).
+    #[arg(long, value_name = "X", value_parser = parse_rate)]
+    max_false_failed_per_hour: Option<f64>,
+    /// Most suspicions per hour: mistakes that stay Suspect and end without
+    /// a Failed.
+    #[arg(long, value_name = "X", value_parser = parse_rate)]
+    max_suspicions_per_hour: Option<f64>,
     /// Detection-time figure to minimize.
     #[arg(long, value_enum, default_value_t = Objective::P99)]
     objective: Objective,
@@ -100,6 +112,17 @@ pub struct TuneArgs {
     /// Also write every setting with its figures here as CSV (atomically).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+}
+
+impl TuneArgs {
+    /// The bounds of the three `--max-*-per-hour` flags.
+    fn constraint(&self) -> Constraint {
+        Constraint::from_flags(
+            self.max_false_failed_per_hour,
+            self.max_suspicions_per_hour,
+            self.max_mistakes_per_hour,
+        )
+    }
 }
 
 fn parse_rate(text: &str) -> Result<f64, String> {
@@ -151,7 +174,8 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
         (None, Some(trace)) => on_trace(args, trace, kind, pins, &pool)?,
         _ => return Err("give a SCENARIO or --trace FILE (one of them)".into()),
     };
-    let ranking = rank(&candidates, args.objective, args.max_mistakes_per_hour);
+    let constraint = args.constraint();
+    let ranking = rank(&candidates, args.objective, &constraint);
 
     let status = match ranking.best() {
         Some(best) => {
@@ -185,9 +209,9 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
         None => {
             let least = ranking.order[0];
             report.push(format!(
-                "no setting meets the constraint of at most {} mistakes per hour on this {}; \
-                 the fewest mistakes are made by: {}",
-                args.max_mistakes_per_hour,
+                "no setting meets the constraint of {} on this {}; \
+                 the closest to it is: {}",
+                constraint.describe("per hour"),
                 if args.trace.is_some() {
                     "trace"
                 } else {
@@ -197,7 +221,7 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
             ));
             report.extend(render::evidence(&candidates[least], &crashes).map(|l| format!("  {l}")));
             report.push(
-                "  raise --max-mistakes-per-hour, or hold keys with --set to search elsewhere"
+                "  raise the --max-*-per-hour bounds, or hold keys with --set to search elsewhere"
                     .into(),
             );
             report.push(String::new());
@@ -217,8 +241,8 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
     }
     if status != ExitCode::SUCCESS {
         note!(
-            "fdlab tune: no setting meets --max-mistakes-per-hour {} (exit status {EXIT_NO_SETTING})",
-            args.max_mistakes_per_hour
+            "fdlab tune: no setting meets the constraint of {} (exit status {EXIT_NO_SETTING})",
+            constraint.describe("per hour")
         );
     }
     Ok(status)
@@ -311,11 +335,11 @@ fn on_trace(
             render::duration(interval),
         ),
         format!(
-            "  search: {} settings x {} cuts (seed {}); at most {} mistakes per hour; objective: {} detection time",
+            "  search: {} settings x {} cuts (seed {}); {}; objective: {} detection time",
             points.len(),
             args.cuts,
             args.seed,
-            args.max_mistakes_per_hour,
+            args.constraint().describe("per hour"),
             args.objective.name()
         ),
         String::new(),
@@ -388,6 +412,9 @@ fn on_scenario(
             missed: s.failed_missed,
             mistakes: s.mistakes,
             mistakes_per_hour: s.mistake_rate().unwrap_or(0.0),
+            false_failed: s.false_failed,
+            false_failed_per_hour: s.false_failed_rate().unwrap_or(0.0),
+            suspicions_per_hour: s.suspicion_rate().unwrap_or(0.0),
             mean_mistake: s.mean_mistake(),
             query_accuracy: s.query_accuracy().unwrap_or(1.0),
         })
@@ -395,10 +422,10 @@ fn on_scenario(
     let header = vec![
         format!("fdlab tune: {kind} on scenario {}", scenario.name),
         format!(
-            "  search: {} settings x {seeds} seeds (from seed {}), each seed simulated once for every setting; at most {} mistakes per monitored-pair-hour; objective: {} detection time",
+            "  search: {} settings x {seeds} seeds (from seed {}), each seed simulated once for every setting; {}; objective: {} detection time",
             points.len(),
             args.seed,
-            args.max_mistakes_per_hour,
+            args.constraint().describe("per monitored-pair-hour"),
             args.objective.name()
         ),
         String::new(),
@@ -443,6 +470,9 @@ pub fn candidate(e: &HeartbeatEvaluation) -> Candidate {
         missed: e.missed,
         mistakes: e.mistakes,
         mistakes_per_hour: e.mistakes_per_hour,
+        false_failed: e.false_failed,
+        false_failed_per_hour: e.false_failed_per_hour,
+        suspicions_per_hour: e.suspicions_per_hour,
         mean_mistake: e.mean_mistake,
         query_accuracy: e.query_accuracy,
     }

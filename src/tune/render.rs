@@ -62,9 +62,13 @@ pub fn evidence(c: &Candidate, crashes: &str) -> [String; 2] {
         ),
     };
     let mistakes = format!(
-        "mistakes: {} ({:.2} per hour), mean duration {}, query accuracy {:.4}%",
+        "mistakes: {} ({:.2} per hour): false Failed {} ({:.2} per hour), suspicions {} ({:.2} per hour); mean duration {}, query accuracy {:.4}%",
         c.mistakes,
         c.mistakes_per_hour,
+        c.false_failed,
+        c.false_failed_per_hour,
+        c.suspicions(),
+        c.suspicions_per_hour,
         c.mean_mistake.map_or("-".to_string(), duration),
         c.query_accuracy * 100.0
     );
@@ -101,15 +105,17 @@ pub fn runner_ups(
                     )
                 };
             format!(
-                "{}. {}: {} {} ({}{relative}), missed {}, mistakes {} ({:.2} per hour)",
+                "{}. {}: {} {} ({}{relative}), missed {}, false Failed {} ({:.2} per hour), suspicions {} ({:.2} per hour)",
                 k + 2,
                 points[i].describe(),
                 objective.name(),
                 duration(value),
                 difference(value, best_value),
                 c.missed,
-                c.mistakes,
-                c.mistakes_per_hour
+                c.false_failed,
+                c.false_failed_per_hour,
+                c.suspicions(),
+                c.suspicions_per_hour
             )
         })
         .collect()
@@ -133,7 +139,8 @@ pub fn points_csv(points: &[Point], candidates: &[Candidate], ranking: &Ranking)
     }
     out.push_str(
         ",crashes,detected,missed,td_mean_ms,td_p50_ms,td_p90_ms,td_p99_ms,td_max_ms,\
-         mistakes,mistakes_per_hour,mean_mistake_ms,query_accuracy\n",
+         mistakes,mistakes_per_hour,false_failed,false_failed_per_hour,suspicions,\
+         suspicions_per_hour,mean_mistake_ms,query_accuracy_healthy\n",
     );
     let ms = |n: Nanos| {
         let mut s = String::new();
@@ -152,7 +159,7 @@ pub fn points_csv(points: &[Point], candidates: &[Candidate], ranking: &Ranking)
             stats.map_or(String::new(), |s| ms(f(s)))
         };
         out.push_str(&format!(
-            ",{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             c.crashes,
             stats.map_or(0, |s| s.n),
             c.missed,
@@ -163,6 +170,10 @@ pub fn points_csv(points: &[Point], candidates: &[Candidate], ranking: &Ranking)
             stat(|s| s.max),
             c.mistakes,
             c.mistakes_per_hour,
+            c.false_failed,
+            c.false_failed_per_hour,
+            c.suspicions(),
+            c.suspicions_per_hour,
             c.mean_mistake.map_or(String::new(), ms),
             c.query_accuracy
         ));
@@ -202,6 +213,9 @@ mod tests {
             missed: 0,
             mistakes,
             mistakes_per_hour: mistakes as f64 * 2.0,
+            false_failed: mistakes / 2,
+            false_failed_per_hour: (mistakes / 2) as f64 * 2.0,
+            suspicions_per_hour: (mistakes - mistakes / 2) as f64 * 2.0,
             mean_mistake: (mistakes > 0).then(|| ms(250)),
             query_accuracy: 1.0,
         }
@@ -230,20 +244,24 @@ mod tests {
             cand(1_000, 1),
             cand(2_500, 0),
         ];
-        let r = rank(&c, Objective::P99, 0.0);
+        let r = rank(
+            &c,
+            Objective::P99,
+            &crate::tune::rank::Constraint::from_flags(None, None, None),
+        );
         let lines = runner_ups(&points, &c, &r, Objective::P99, 4);
         assert_eq!(
             lines,
             [
-                "2. timeout = \"2500ms\": p99 2.500 s (+500.0 ms, +25.0%), missed 0, mistakes 0 (0.00 per hour)",
-                "3. timeout = \"1250ms\": p99 3.000 s (+1.000 s, +50.0%), missed 0, mistakes 0 (0.00 per hour)",
+                "2. timeout = \"2500ms\": p99 2.500 s (+500.0 ms, +25.0%), missed 0, false Failed 0 (0.00 per hour), suspicions 0 (0.00 per hour)",
+                "3. timeout = \"1250ms\": p99 3.000 s (+1.000 s, +50.0%), missed 0, false Failed 0 (0.00 per hour), suspicions 0 (0.00 per hour)",
             ]
         );
         let [d, m] = evidence(&c[2], "cut");
         assert_eq!(d, "detection time over 10 cuts: mean 750.0 ms, p50 500.0 ms, p90 1.000 s, p99 1.000 s, max 1.000 s; missed 0");
         assert_eq!(
             m,
-            "mistakes: 1 (2.00 per hour), mean duration 250.0 ms, query accuracy 100.0000%"
+            "mistakes: 1 (2.00 per hour): false Failed 0 (0.00 per hour), suspicions 1 (2.00 per hour); mean duration 250.0 ms, query accuracy 100.0000%"
         );
         let table = points_csv(&points, &c, &r);
         let rows: Vec<&str> = table.lines().collect();
@@ -255,7 +273,7 @@ mod tests {
         );
         assert_eq!(
             rows[2],
-            "1,true,1500ms,10,2,0,1500,1000,2000,2000,2000,0,0,,1"
+            "1,true,1500ms,10,2,0,1500,1000,2000,2000,2000,0,0,0,0,0,0,,1"
         );
         assert!(rows[3].starts_with("4,false,2s,"), "{}", rows[3]);
         assert_eq!(csv_field("a,b"), "\"a,b\"");

@@ -1,8 +1,8 @@
 //! SVG charts of a report, drawn with plotters' SVG backend into memory.
 //!
 //! One concept per module: [`cdf`] (how fast each detector detects),
-//! [`tradeoff`] (mistake rate against p99 detection time), [`sweep`] (the
-//! trade-off of a sweep), [`timeline`] (one pair of a replay over time),
+//! [`tradeoff`] (false Failed rate against p99 detection time), [`sweep`]
+//! (the trade-off of a sweep), [`timeline`] (one pair of a replay over time),
 //! [`columns`] (a score series reduced to pixel columns for the timeline),
 //! [`score_scale`] (how each detector kind's score is drawn there) and
 //! [`axis`] (time axes: units, ticks, and how times are written). This module holds what they share: the

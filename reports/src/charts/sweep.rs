@@ -85,7 +85,15 @@ where
 {
     let top = rate_top(points.iter().map(|p| p.rate));
     let all_zero = !points.is_empty() && points.iter().all(|p| p.rate == 0.0);
-    let mut chart = rate_against_p99(root, x, title, axis, top, all_zero)?;
+    let mut chart = rate_against_p99(
+        root,
+        x,
+        title,
+        axis,
+        "mistakes per pair-hour",
+        top,
+        all_zero,
+    )?;
     if all_zero {
         draw_note(
             &chart.plotting_area().strip_coord_spec(),

@@ -1,11 +1,20 @@
 //! Per scenario: the latency / accuracy trade-off at a glance. One point per
-//! detector at (p99 detection time, mistakes per monitored-pair-hour), with
-//! the 95% interval of the mistake rate as a vertical whisker. Down and to the
+//! detector at (p99 detection time, false Failed per monitored-pair-hour),
+//! with the 95% interval of that rate as a vertical whisker. Down and to the
 //! left is better; a detector that detected nothing has no p99 and is named in
 //! the legend as not plotted.
 //!
-//! A scenario with nothing to detect gets, in the same place, the mistake
-//! rates alone as bars (with their intervals): there is no latency to trade.
+//! The rate plotted is that of false Failed mistakes, not of all mistakes: a
+//! Failed verdict is what hosts act on (failover, eviction), while a
+//! Suspect-only flicker costs little, and a data-stream detector can flicker
+//! thousands of times per pair-hour without one false Failed. Plotting the sum
+//! would put the fastest detector far up the chart for suspicions nobody acts
+//! on, and plotting both on one linear axis would flatten every false Failed
+//! rate to zero; the suspicions are in the tables beside the chart.
+//!
+//! A scenario with nothing to detect gets, in the same place, the false
+//! Failed rates alone as bars (with their intervals): there is no latency to
+//! trade.
 
 use plotters::coord::ranged1d::{Ranged, SegmentValue, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
@@ -38,9 +47,13 @@ struct Point {
     ci: Option<(f64, f64)>,
 }
 
+/// The figure plotted: false Failed per pair-hour.
 fn rate_of(s: &DetectorSummary) -> f64 {
-    s.mistake_rate().unwrap_or(0.0)
+    s.false_failed_rate().unwrap_or(0.0)
 }
+
+/// The name of the rate axis.
+const RATE_NAME: &str = "false Failed per pair-hour";
 
 /// A rate axis tick: as few digits as its value needs, nothing below zero.
 fn rate_tick(v: f64) -> String {
@@ -92,10 +105,10 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<C
         let (plot, legend_area) = root.split_vertically(h);
         let root = plot;
         if windows == 0 {
-            title = format!("{}: mistakes (nothing to detect)", m.scenario);
+            title = format!("{}: false Failed (nothing to detect)", m.scenario);
             bars(&root, &title, m, palette)?;
         } else {
-            title = format!("{}: mistakes against p99 detection time", m.scenario);
+            title = format!("{}: false Failed against p99 detection time", m.scenario);
             let points: Vec<Point> = m
                 .summary
                 .iter()
@@ -104,7 +117,7 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<C
                         name: s.detector.clone(),
                         p99: s.failed?.p99.as_secs_f64(),
                         rate: rate_of(s),
-                        ci: s.mistake_rate_ci.map(|c| (c.low, c.high)),
+                        ci: s.false_failed_rate_ci.map(|c| (c.low, c.high)),
                     })
                 })
                 .collect();
@@ -149,16 +162,17 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<C
 }
 
 /// The axes of a trade-off chart, drawn: p99 detection time (on `x`)
-/// against mistakes per pair-hour from a little below zero to `top`. The
-/// detectors of a scenario and the points of a sweep are drawn on these.
-/// With `all_zero` (every rate is 0) the rate axis has no scale to read:
-/// it has one tick, 0, and the middle of the plot is left for a note
-/// ([`super::draw_note`]).
+/// against a rate per pair-hour named `rate_name` (false Failed for the
+/// detectors of a scenario, mistakes for the points of a sweep) from a
+/// little below zero to `top`. With `all_zero` (every rate is 0) the rate
+/// axis has no scale to read: it has one tick, 0, and the middle of the
+/// plot is left for a note ([`super::draw_note`]).
 pub(crate) fn rate_against_p99<'a, 'b, X>(
     root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
     x: X,
     title: &str,
     axis: &TimeAxis,
+    rate_name: &str,
     top: f64,
     all_zero: bool,
 ) -> std::io::Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>>
@@ -177,7 +191,7 @@ where
     let y_label = |v: &f64| rate_tick(*v);
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(axis.name("p99 detection time"))
-        .y_desc("mistakes per pair-hour")
+        .y_desc(rate_name)
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
         .x_label_formatter(&x_label)
@@ -222,11 +236,11 @@ where
             .flat_map(|p| [p.rate, p.ci.map_or(0.0, |c| c.1)]),
     );
     let all_zero = points.iter().all(|p| p.rate == 0.0);
-    let mut chart = rate_against_p99(root, x, title, axis, top, all_zero)?;
+    let mut chart = rate_against_p99(root, x, title, axis, RATE_NAME, top, all_zero)?;
     if all_zero {
         draw_note(
             &chart.plotting_area().strip_coord_spec(),
-            "no mistake in any run: every point is at 0",
+            "no false Failed in any run: every point is at 0",
         )?;
     }
     for p in points {
@@ -265,7 +279,7 @@ fn bars(
     let top = rate_top(
         m.summary
             .iter()
-            .flat_map(|s| [rate_of(s), s.mistake_rate_ci.map_or(0.0, |c| c.high)]),
+            .flat_map(|s| [rate_of(s), s.false_failed_rate_ci.map_or(0.0, |c| c.high)]),
     );
     let names: Vec<String> = m.summary.iter().map(|s| s.detector.clone()).collect();
     let mut chart = ChartBuilder::on(root)
@@ -279,7 +293,7 @@ fn bars(
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(names.len().max(1))
-        .y_desc("mistakes per pair-hour")
+        .y_desc(RATE_NAME)
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
         .x_label_formatter(&|v| match v {
@@ -306,7 +320,7 @@ fn bars(
         chart
             .draw_series(std::iter::once(bar))
             .map_err(chart_error)?;
-        if let Some(ci) = s.mistake_rate_ci {
+        if let Some(ci) = s.false_failed_rate_ci {
             chart
                 .draw_series(std::iter::once(ErrorBar::new_vertical(
                     SegmentValue::CenterOf(i),
@@ -319,7 +333,7 @@ fn bars(
                 .map_err(chart_error)?;
         }
         // The value above the bar and its whisker, never on them.
-        let above = s.mistake_rate_ci.map_or(rate, |ci| ci.high.max(rate));
+        let above = s.false_failed_rate_ci.map_or(rate, |ci| ci.high.max(rate));
         chart
             .draw_series(std::iter::once(Text::new(
                 format!("{}/pair-h", fmt_rate(rate)),

@@ -79,6 +79,7 @@ pub(super) fn assemble(
         duration: scenario.duration,
         detectors: scenario.detectors.iter().map(|d| d.name.clone()).collect(),
         nodes: plan.nodes().to_vec(),
+        layers: plan.layout().dataflow_layers(),
         faults: plan.faults().to_vec(),
         pairs,
         events,
