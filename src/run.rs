@@ -7,7 +7,7 @@ use clap::Args;
 use fdlab_reports::charts::timeline::Timeline;
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
 use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
-use fdlab_reports::report::{write_report, CHARTS_DIR, INDEX_HTML, REPORT_MD};
+use fdlab_reports::report::{write_report, About, CHARTS_DIR, INDEX_HTML, REPORT_MD};
 use fdlab_reports::report_dir::{check_out, ReportKind};
 use fdlab_reports::tables::{
     terminal_table, CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV,
@@ -162,16 +162,21 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             say!("    {line}");
         }
     }
-    if let Some(m) = metrics.first() {
+    if let (Some(m), Some(s)) = (metrics.first(), scenarios.first()) {
+        let v = verdict(m);
+        let kind = v
+            .best_name()
+            .and_then(|name| s.detectors.iter().find(|d| d.name == name))
+            .map(|d| d.config.kind());
         say!("Next:");
-        for step in verdict(m).next_steps() {
+        for step in v.next_steps(kind) {
             say!("  {step}");
         }
     }
     say!();
-    let descriptions: Vec<String> = scenarios.iter().map(|s| s.description.clone()).collect();
+    let about: Vec<About> = scenarios.iter().map(|s| About::of(s)).collect();
     let report_started = Instant::now();
-    write_report(&args.out, &metrics, &descriptions)
+    write_report(&args.out, &metrics, &about)
         .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let report_wall = report_started.elapsed().as_secs_f64();
     say!(

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use crate::charts::{inline_svg, xml_escape, Palette};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
 use crate::report::ScenarioReport;
+use crate::verdict::verdict;
 
 const STYLE: &str = "
 body { font-family: sans-serif; margin: 24px 32px; color: #222; max-width: 1500px; }
@@ -32,6 +33,12 @@ p.no-chart { margin: 4px 0 12px; color: #555; font-style: italic; }
 dl.key { font-size: 13.5px; display: grid; grid-template-columns: max-content 1fr; gap: 3px 14px; }
 dl.key dt { font-weight: 600; }
 dl.key dd { margin: 0; color: #444; }
+dl.legend { font-size: 12.5px; display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0 0 12px; }
+dl.legend dt { font-weight: 600; }
+dl.legend dd { margin: 0; color: #555; }
+section.verdict li { margin: 4px 0; font-size: 14.5px; }
+pre.next { background: #f6f6f6; padding: 8px 12px; font-size: 13px; overflow-x: auto; }
+details summary { cursor: pointer; color: #0050a0; font-size: 14px; }
 ";
 
 /// The whole page.
@@ -60,10 +67,69 @@ Every figure pools all monitored pairs and seeds of a scenario; the CSV files ne
         );
     }
     out.push_str("</nav>\n");
-    for s in scenarios {
-        section(&mut out, s, palette);
+    verdicts(&mut out, scenarios);
+    for (i, s) in scenarios.iter().enumerate() {
+        section(&mut out, s, palette, i == 0);
     }
-    out.push_str("<h2>How to read the tables</h2>\n<dl class=\"key\">\n");
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// The verdict on every scenario ([`crate::verdict`]), and what to run next.
+fn verdicts(out: &mut String, scenarios: &[ScenarioReport<'_>]) {
+    out.push_str("<section class=\"verdict\">\n<h2>Verdict</h2>\n<ul>\n");
+    let mut first = None;
+    for s in scenarios {
+        let v = verdict(s.metrics);
+        let _ = write!(
+            out,
+            "<li><a href=\"#{}\">{}</a>: ",
+            xml_escape(&s.anchor),
+            xml_escape(&s.metrics.scenario)
+        );
+        let sentences: Vec<String> = v.sentences().iter().map(|l| code_spans(l)).collect();
+        let _ = writeln!(out, "{}</li>", sentences.join("; "));
+        if first.is_none() {
+            let kind = v
+                .best_name()
+                .and_then(|name| s.settings.iter().find(|(n, _)| n == name))
+                .and_then(|(_, settings)| kind_of(settings));
+            first = Some(v.next_steps(kind.as_deref()));
+        }
+    }
+    out.push_str("</ul>\n");
+    if let Some(steps) = first {
+        out.push_str("<p class=\"meta\">Next:</p>\n<pre class=\"next\">");
+        for step in steps {
+            let _ = writeln!(out, "{}", xml_escape(&step));
+        }
+        out.push_str("</pre>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+/// `kind = "x", ...` -> `x`.
+fn kind_of(settings: &str) -> Option<String> {
+    let rest = settings.strip_prefix("kind = \"")?;
+    Some(rest[..rest.find('"')?].to_string())
+}
+
+/// Escapes `text` and sets its `backquoted` names in code.
+fn code_spans(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{}</code>", xml_escape(part));
+        } else {
+            out.push_str(&xml_escape(part));
+        }
+    }
+    out
+}
+
+/// The key of the tables' terms, shown next to the first table.
+fn glossary(out: &mut String) {
+    out.push_str("<details open><summary>How to read the table</summary>\n<dl class=\"key\">\n");
     for (term, meaning) in KEY {
         let _ = writeln!(
             out,
@@ -72,8 +138,25 @@ Every figure pools all monitored pairs and seeds of a scenario; the CSV files ne
             xml_escape(meaning)
         );
     }
-    out.push_str("</dl>\n</body>\n</html>\n");
-    out
+    out.push_str("</dl>\n</details>\n");
+}
+
+/// The legend of a scenario's detectors: each one's settings.
+fn legend(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette) {
+    if s.settings.is_empty() {
+        return;
+    }
+    out.push_str("<dl class=\"legend\">\n");
+    for (name, settings) in s.settings {
+        let _ = writeln!(
+            out,
+            "<dt><span class=\"swatch\" style=\"background:{}\"></span>{}</dt><dd><code>{}</code></dd>",
+            palette.css(name),
+            xml_escape(name),
+            xml_escape(settings)
+        );
+    }
+    out.push_str("</dl>\n");
 }
 
 fn plural(n: usize) -> &'static str {
@@ -84,7 +167,7 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette) {
+fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette, first: bool) {
     let m = s.metrics;
     let _ = writeln!(
         out,
@@ -136,6 +219,10 @@ fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette) {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table></div>\n");
+    legend(out, s, palette);
+    if first {
+        glossary(out);
+    }
     if detail_table::has_classes(&m.classes) {
         out.push_str(
             "<p class=\"meta\">By link class:</p>\n<div class=\"table\"><table>\n<thead><tr>",

@@ -41,6 +41,8 @@ pub const CHARTS_DIR: &str = "charts";
 pub struct ScenarioReport<'a> {
     pub metrics: &'a ScenarioMetrics,
     pub description: &'a str,
+    /// Every detector's settings, `(name, settings)`.
+    pub settings: &'a [(String, String)],
     /// An id for links within `index.html`, unique in the report.
     pub anchor: String,
     /// The two charts, or the lines that stand in for them.
@@ -132,17 +134,41 @@ pub fn palette_of(metrics: &[ScenarioMetrics]) -> Palette {
     )
 }
 
+/// What a report says of a scenario besides its figures: its description
+/// and every detector's settings (the legend under its table).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct About {
+    pub description: String,
+    /// `(detector name, "kind = ..., key = value, ...")`, in scenario order.
+    pub settings: Vec<(String, String)>,
+}
+
+impl About {
+    /// The description and detector settings of `scenario`.
+    pub fn of(scenario: &fdlab_sim::scenario::Scenario) -> About {
+        let settings = scenario
+            .detectors
+            .iter()
+            .map(|d| {
+                let text = toml::to_string(&d.config).unwrap_or_default();
+                let keys: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+                (d.name.clone(), keys.join(", "))
+            })
+            .collect();
+        About {
+            description: scenario.description.clone(),
+            settings,
+        }
+    }
+}
+
 /// Writes the report of `metrics` (a run's) to `dir`, whole: the directory
 /// is created, or replaced if it holds an earlier report of `fdlab run`
-/// ([`crate::report_dir`]). `descriptions` are the scenarios' descriptions,
-/// in the same order (missing ones are empty).
-pub fn write_report(
-    dir: &Path,
-    metrics: &[ScenarioMetrics],
-    descriptions: &[String],
-) -> io::Result<()> {
+/// ([`crate::report_dir`]). `about` says what each scenario is, in the same
+/// order (a missing one is empty).
+pub fn write_report(dir: &Path, metrics: &[ScenarioMetrics], about: &[About]) -> io::Result<()> {
     publish(dir, ReportKind::Run, |d| {
-        write_report_files(d, metrics, descriptions)
+        write_report_files(d, metrics, about)
     })
 }
 
@@ -152,8 +178,9 @@ pub fn write_report(
 pub fn write_report_files(
     dir: &Path,
     metrics: &[ScenarioMetrics],
-    descriptions: &[String],
+    about: &[About],
 ) -> io::Result<()> {
+    const NONE: &[(String, String)] = &[];
     let palette = palette_of(metrics);
     let mut stems: Vec<String> = Vec::new();
     let mut reports = Vec::with_capacity(metrics.len());
@@ -162,7 +189,8 @@ pub fn write_report_files(
         stems.push(stem.clone());
         reports.push(ScenarioReport {
             metrics: m,
-            description: descriptions.get(i).map_or("", String::as_str),
+            description: about.get(i).map_or("", |a| a.description.as_str()),
+            settings: about.get(i).map_or(NONE, |a| a.settings.as_slice()),
             cdf: cdf_svg(m, &palette)?,
             tradeoff: tradeoff_svg(m, &palette)?,
             cdf_file: format!("{CHARTS_DIR}/{stem}-cdf.svg"),
@@ -229,9 +257,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
         let metrics = [m, other];
-        let descriptions = vec!["a <crash> & more".to_string()];
-        write_report(&a, &metrics, &descriptions).unwrap();
-        write_report(&b, &metrics, &descriptions).unwrap();
+        let about = vec![About {
+            description: "a <crash> & more".to_string(),
+            settings: vec![("fixed".into(), "kind = \"fixed-timeout\"".into())],
+        }];
+        write_report(&a, &metrics, &about).unwrap();
+        write_report(&b, &metrics, &about).unwrap();
         let mut names = Vec::new();
         for entry in walk(&a) {
             let rel = entry.strip_prefix(&a).unwrap().to_path_buf();

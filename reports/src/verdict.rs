@@ -8,7 +8,9 @@
 //! counted apart), the one with the lowest p99 detection time, and the
 //! runner-up. On a scenario with nothing to detect, the one with no false
 //! Failed and the fewest suspicions. The figures are the report's own; the
-//! rule only orders them.
+//! rule only orders them. A suspicion is a Suspect that ended without
+//! Failed (flicker): it costs a cluster nothing unless something acts on
+//! Suspect, so it does not disqualify a detector, and the verdict shows it.
 
 use fdlab_protocol::{Nanos, Verdict as Seen};
 use fdlab_sim::outcome::FaultRecord;
@@ -184,7 +186,7 @@ impl ScenarioVerdict {
         let describe = |s: &Standing| {
             if detect {
                 format!(
-                    "`{}` (p99 detection {}, no false Failed, {} suspicion{} that ended without Failed)",
+                    "`{}` (p99 detection {}, {} suspicion{})",
                     s.detector,
                     s.p99.map_or("-".into(), short),
                     s.suspicions,
@@ -192,7 +194,7 @@ impl ScenarioVerdict {
                 )
             } else {
                 format!(
-                    "`{}` (no false Failed, {} suspicion{})",
+                    "`{}` ({} suspicion{})",
                     s.detector,
                     s.suspicions,
                     if s.suspicions == 1 { "" } else { "s" }
@@ -214,8 +216,14 @@ impl ScenarioVerdict {
         out
     }
 
-    /// Three next steps: replay a seed, tune, check.
-    pub fn next_steps(&self) -> [String; 3] {
+    /// The picked detector's name, if any.
+    pub fn best_name(&self) -> Option<&str> {
+        self.best.map(|b| self.standings[b].detector.as_str())
+    }
+
+    /// Three next steps: replay a seed, tune (the kind `kind`, the pick's
+    /// when known), check.
+    pub fn next_steps(&self, kind: Option<&str>) -> [String; 3] {
         let replay = match &self.replay {
             Some((seed, why)) => format!(
                 "fdlab replay {} --seed {seed}    # {why}: every verdict, and a timeline",
@@ -226,8 +234,9 @@ impl ScenarioVerdict {
         [
             replay,
             format!(
-                "fdlab tune {} --detector phi-accrual    # or another kind: a setting with no false Failed, and its evidence",
-                self.scenario
+                "fdlab tune {} --detector {} --max-false-failed-per-hour 0    # the fastest setting with no false Failed, and its evidence",
+                self.scenario,
+                kind.unwrap_or("phi-accrual")
             ),
             "fdlab check --baseline scenarios/ci-baseline.toml    # gate detection time in CI".into(),
         ]
@@ -304,7 +313,8 @@ mod tests {
         assert_eq!(v.replay.as_ref().unwrap().0, 4);
         let text = v.sentences().join("\n");
         assert!(text.contains("fastest to detect, with no false Failed and nothing missed: `quick` (p99 detection 2 s"), "{text}");
-        assert!(v.next_steps()[0].starts_with("fdlab replay t --seed 4"));
+        assert!(v.next_steps(None)[0].starts_with("fdlab replay t --seed 4"));
+        assert!(v.next_steps(Some("fixed-timeout"))[1].contains("--detector fixed-timeout"));
     }
 
     #[test]

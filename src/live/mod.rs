@@ -36,7 +36,7 @@ use clap::Args;
 use fdlab_protocol::Nanos;
 use fdlab_reports::atomic::write_file;
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
-use fdlab_reports::report::{write_report_files, INDEX_HTML};
+use fdlab_reports::report::{write_report_files, About, INDEX_HTML};
 use fdlab_reports::report_dir::{check_out, publish, ReportKind, CALIBRATION_CSV};
 use fdlab_reports::tables::terminal_table;
 use fdlab_scenarios::resolve;
@@ -141,11 +141,11 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
         say!("{}", terminal_table(m));
     }
     calibration::print_table(&rows, args.seed, args.sim_seeds.max(1))?;
-    let descriptions = vec![scenario.description.clone(), scenario.description.clone()];
+    let about = vec![About::of(&scenario), About::of(&scenario)];
     let csv = calibration::calibration_csv(&rows, args.seed, args.sim_seeds.max(1))?;
     // The report and the calibration appear together, whole.
     publish(&args.out, ReportKind::Live, |dir| {
-        write_report_files(dir, &metrics, &descriptions)?;
+        write_report_files(dir, &metrics, &about)?;
         write_file(&dir.join(CALIBRATION_CSV), &csv)
     })
     .map_err(|e| format!("{}: {e}", args.out.display()))?;
