@@ -10,7 +10,7 @@ use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV
 use fdlab_reports::report::{write_report, About, CHARTS_DIR, INDEX_HTML, REPORT_MD};
 use fdlab_reports::report_dir::{check_out, ReportKind};
 use fdlab_reports::tables::{
-    terminal_table, CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV,
+    terminal_table, CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV, SUMMARY_JSON,
 };
 use fdlab_reports::verdict::verdict;
 use fdlab_scenarios::{builtin, resolve};
@@ -24,8 +24,9 @@ use crate::out_paths::{refuse_in_dir, scenario_inputs};
 use crate::simulate::{simulate, thread_pool, Simulated};
 
 /// The files `fdlab run` writes into `--out`, besides the `charts/` folder.
-const REPORT_FILES: [&str; 7] = [
+const REPORT_FILES: [&str; 8] = [
     SUMMARY_CSV,
+    SUMMARY_JSON,
     RUNS_CSV,
     DETECTIONS_CSV,
     MISTAKES_CSV,

@@ -124,7 +124,8 @@ fn run_writes_every_report_file_with_its_documented_columns() {
             "mistakes.csv",
             "report.md",
             "runs.csv",
-            "summary.csv"
+            "summary.csv",
+            "summary.json"
         ]
     );
     assert_eq!(fs::read_dir(out.join("charts")).unwrap().count(), 4);

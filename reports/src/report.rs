@@ -289,6 +289,7 @@ mod tests {
                 "report.md",
                 "runs.csv",
                 "summary.csv",
+                "summary.json",
             ]
         );
         let html = std::fs::read_to_string(a.join(INDEX_HTML)).unwrap();

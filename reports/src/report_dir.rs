@@ -30,7 +30,9 @@ use crate::atomic::{temporary, write_file};
 use crate::replay::{TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
 use crate::report::{CHARTS_DIR, INDEX_HTML, REPORT_MD};
 use crate::swap_dir::{replace_dir, resolve};
-use crate::tables::{CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV};
+use crate::tables::{
+    CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV, SUMMARY_JSON,
+};
 
 /// The marker file of a report directory.
 pub const MARKER: &str = ".fdlab-report";
@@ -38,8 +40,9 @@ pub const MARKER: &str = ".fdlab-report";
 pub const CALIBRATION_CSV: &str = "calibration.csv";
 
 /// The files of a run's report (`charts` is a directory of SVG files).
-const RUN_FILES: [&str; 8] = [
+const RUN_FILES: [&str; 9] = [
     SUMMARY_CSV,
+    SUMMARY_JSON,
     RUNS_CSV,
     DETECTIONS_CSV,
     MISTAKES_CSV,
@@ -49,8 +52,9 @@ const RUN_FILES: [&str; 8] = [
     CHARTS_DIR,
 ];
 const REPLAY_FILES: [&str; 3] = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
-const LIVE_FILES: [&str; 9] = [
+const LIVE_FILES: [&str; 10] = [
     SUMMARY_CSV,
+    SUMMARY_JSON,
     RUNS_CSV,
     DETECTIONS_CSV,
     MISTAKES_CSV,

@@ -41,6 +41,7 @@
 //!   the likely cause.
 
 mod format;
+mod json;
 mod terminal;
 #[cfg(test)]
 mod tests;
@@ -60,6 +61,8 @@ use crate::metrics::{
 use format::{hours, ms, opt, opt_ms, opt_ms_f64, seconds};
 
 pub const SUMMARY_CSV: &str = "summary.csv";
+/// `summary.csv`'s rows as JSON objects, for machines.
+pub const SUMMARY_JSON: &str = "summary.json";
 pub const RUNS_CSV: &str = "runs.csv";
 pub const DETECTIONS_CSV: &str = "detections.csv";
 pub const MISTAKES_CSV: &str = "mistakes.csv";
@@ -230,7 +233,14 @@ pub fn write_run_tables(dir: &Path, results: &[ScenarioResult]) -> io::Result<()
 /// with [`terminal_table`]) into `dir` (created if missing).
 pub fn write_tables(dir: &Path, metrics: &[ScenarioMetrics]) -> io::Result<()> {
     ensure_dir(dir)?;
-    write_atomically(&dir.join(SUMMARY_CSV), |out| write_summary(out, metrics))?;
+    let mut summary = Vec::new();
+    write_summary(&mut summary, metrics)?;
+    write_atomically(&dir.join(SUMMARY_CSV), |out| out.write_all(&summary))?;
+    let text = String::from_utf8_lossy(&summary);
+    let json = json::rows_to_json(&text).map_err(io::Error::other)?;
+    write_atomically(&dir.join(SUMMARY_JSON), |out| {
+        out.write_all(json.as_bytes())
+    })?;
     write_atomically(&dir.join(RUNS_CSV), |out| write_runs(out, metrics))?;
     write_atomically(&dir.join(DETECTIONS_CSV), |out| {
         write_detections(out, metrics)

@@ -113,7 +113,17 @@ fn csv_files_have_headers_and_one_row_per_item() {
         ]
     );
     // Nothing else left in the directory (no temporary files).
-    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 5);
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 6);
+    // summary.json holds summary.csv's rows, keyed by its columns.
+    let json = std::fs::read_to_string(out.join(SUMMARY_JSON)).unwrap();
+    assert!(
+        json.starts_with("[\n  {\"scenario\": \"crash\", \"detector\": "),
+        "{json}"
+    );
+    assert_eq!(
+        json.matches("\n  {").count(),
+        read(&out.join(SUMMARY_CSV)).1.len()
+    );
 }
 
 #[test]
