@@ -61,6 +61,7 @@ fn report_files(scenarios: &[&str]) -> Vec<String> {
         "report.md",
         "runs.csv",
         "summary.csv",
+        "summary.json",
     ]
     .iter()
     .map(|s| s.to_string())
