@@ -7,11 +7,9 @@ use clap::Args;
 use fdlab_reports::charts::timeline::Timeline;
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
 use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
-use fdlab_reports::report::{write_report, About, CHARTS_DIR, INDEX_HTML, REPORT_MD};
-use fdlab_reports::report_dir::{check_out, ReportKind};
-use fdlab_reports::tables::{
-    terminal_table, CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV, SUMMARY_JSON,
-};
+use fdlab_reports::report::{write_report, About, CHARTS_DIR, INDEX_HTML};
+use fdlab_reports::report_dir::{check_out, ReportKind, RUN_REPORT_FILES};
+use fdlab_reports::tables::terminal_table;
 use fdlab_reports::verdict::verdict;
 use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
@@ -22,18 +20,6 @@ use fdlab_sim::valid::ValidScenario;
 use crate::budget::{self, SizeArgs, Work};
 use crate::out_paths::{refuse_in_dir, scenario_inputs};
 use crate::simulate::{simulate, thread_pool, Simulated};
-
-/// The files `fdlab run` writes into `--out`, besides the `charts/` folder.
-const REPORT_FILES: [&str; 8] = [
-    SUMMARY_CSV,
-    SUMMARY_JSON,
-    RUNS_CSV,
-    DETECTIONS_CSV,
-    MISTAKES_CSV,
-    CLASSES_CSV,
-    REPORT_MD,
-    INDEX_HTML,
-];
 
 /// Where reports go unless `--out` says otherwise.
 pub const DEFAULT_OUT: &str = "reports-out";
@@ -138,7 +124,13 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     }
     // The more specific refusal first: an output that would replace an input.
     let inputs = scenario_inputs(&args.scenarios, &scenarios);
-    refuse_in_dir("--out", &args.out, &REPORT_FILES, &[CHARTS_DIR], &inputs)?;
+    refuse_in_dir(
+        "--out",
+        &args.out,
+        &RUN_REPORT_FILES,
+        &[CHARTS_DIR],
+        &inputs,
+    )?;
     check_out(&args.out, ReportKind::Run).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let pool = thread_pool(args.jobs)?;
     let Simulated {

@@ -8,53 +8,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
+use common::sweep_fixture::{setup, FILES, SCENARIO};
 use common::{fdlab, text};
-
-/// Jittery links and short pauses: phi's threshold matters.
-const SCENARIO: &str = r#"
-description = "a crash and tolerated pauses"
-duration = "60s"
-seeds = 4
-
-[topology]
-kind = "mesh"
-nodes = 4
-monitors_per_node = 2
-
-[network]
-latency = { dist = "lognormal", median = "2ms", sigma = 1.0 }
-
-[[detectors]]
-name = "phi"
-kind = "phi-accrual"
-interval = "200ms"
-first_heartbeat_estimate = "200ms"
-acceptable_heartbeat_pause = "0s"
-
-[[faults]]
-kind = "crash"
-node = "n1"
-window = ["30s", "40s"]
-
-[[random_faults]]
-kind = "pause"
-rate_per_node_hour = 120
-duration = { dist = "uniform", min = "100ms", max = "600ms" }
-"#;
-
-const FILES: [&str; 5] = [
-    "sweep.toml",
-    "units.csv",
-    "sweep.csv",
-    "pareto.csv",
-    "tradeoff.svg",
-];
-
-fn setup(dir: &Path) -> String {
-    let path = dir.join("s.toml");
-    fs::write(&path, SCENARIO).unwrap();
-    path.to_str().unwrap().to_string()
-}
 
 fn sweep(scenario: &str, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![

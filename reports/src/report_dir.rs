@@ -39,8 +39,8 @@ pub const MARKER: &str = ".fdlab-report";
 /// `fdlab live`'s comparison of the live run with the simulator.
 pub const CALIBRATION_CSV: &str = "calibration.csv";
 
-/// The files of a run's report (`charts` is a directory of SVG files).
-const RUN_FILES: [&str; 9] = [
+/// The files of a run's report, besides its `charts` directory of SVG files.
+pub const RUN_REPORT_FILES: [&str; 8] = [
     SUMMARY_CSV,
     SUMMARY_JSON,
     RUNS_CSV,
@@ -49,21 +49,8 @@ const RUN_FILES: [&str; 9] = [
     CLASSES_CSV,
     REPORT_MD,
     INDEX_HTML,
-    CHARTS_DIR,
 ];
 const REPLAY_FILES: [&str; 3] = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
-const LIVE_FILES: [&str; 10] = [
-    SUMMARY_CSV,
-    SUMMARY_JSON,
-    RUNS_CSV,
-    DETECTIONS_CSV,
-    MISTAKES_CSV,
-    CLASSES_CSV,
-    REPORT_MD,
-    INDEX_HTML,
-    CHARTS_DIR,
-    CALIBRATION_CSV,
-];
 
 /// The command a report directory belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,11 +71,14 @@ impl ReportKind {
         }
     }
 
-    fn files(self) -> &'static [&'static str] {
+    /// Whether `name` is one of the files (or the `charts` directory) this
+    /// command writes into its report directory.
+    fn owns(self, name: &str) -> bool {
+        let run = RUN_REPORT_FILES.contains(&name) || name == CHARTS_DIR;
         match self {
-            ReportKind::Run => &RUN_FILES,
-            ReportKind::Replay => &REPLAY_FILES,
-            ReportKind::Live => &LIVE_FILES,
+            ReportKind::Run => run,
+            ReportKind::Replay => REPLAY_FILES.contains(&name),
+            ReportKind::Live => run || name == CALIBRATION_CSV,
         }
     }
 
@@ -138,8 +128,8 @@ fn may_replace(dir: &Path, kind: ReportKind) -> io::Result<()> {
         )));
     }
     let known = |name: &str| match marked {
-        Some(k) => k.files().contains(&name),
-        None => ReportKind::ALL.iter().any(|k| k.files().contains(&name)),
+        Some(k) => k.owns(name),
+        None => ReportKind::ALL.iter().any(|k| k.owns(name)),
     };
     for entry in fs::read_dir(dir)? {
         let entry = entry?;

@@ -1,6 +1,8 @@
 //! What the end-to-end tests share: running the `fdlab` binary.
 #![allow(dead_code)] // each test crate uses its own subset
 
+pub mod sweep_fixture;
+
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
