@@ -127,6 +127,38 @@ fn code_spans(text: &str) -> String {
     out
 }
 
+/// A table: a header row, then rows whose first cell is a detector's name
+/// (shown with its chart colour).
+fn table(
+    out: &mut String,
+    headers: &[&str],
+    rows: impl Iterator<Item = Vec<String>>,
+    palette: &Palette,
+) {
+    out.push_str("<div class=\"table\"><table>\n<thead><tr>");
+    for h in headers {
+        let _ = write!(out, "<th>{}</th>", xml_escape(h));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in rows {
+        out.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            if i == 0 {
+                let _ = write!(
+                    out,
+                    "<td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+                    palette.css(cell),
+                    xml_escape(cell)
+                );
+            } else {
+                let _ = write!(out, "<td>{}</td>", xml_escape(cell));
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+}
+
 /// The key of the tables' terms, shown next to the first table.
 fn glossary(out: &mut String) {
     out.push_str("<details open><summary>How to read the table</summary>\n<dl class=\"key\">\n");
@@ -196,58 +228,19 @@ fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette, first: b
         plural(m.runs.len())
     );
     let visible = detail_table::visible_columns(&m.summary);
-    out.push_str("<div class=\"table\"><table>\n<thead><tr>");
-    for &c in &visible {
-        let _ = write!(out, "<th>{}</th>", xml_escape(COLUMNS[c]));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for row in detail_table::rows(&m.summary) {
-        out.push_str("<tr>");
-        for &i in &visible {
-            let cell = &row[i];
-            if i == 0 {
-                let _ = write!(
-                    out,
-                    "<td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
-                    palette.css(cell),
-                    xml_escape(cell)
-                );
-            } else {
-                let _ = write!(out, "<td>{}</td>", xml_escape(cell));
-            }
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody>\n</table></div>\n");
+    let headers: Vec<&str> = visible.iter().map(|&c| COLUMNS[c]).collect();
+    let rows = detail_table::rows(&m.summary)
+        .into_iter()
+        .map(|row| visible.iter().map(|&i| row[i].clone()).collect());
+    table(out, &headers, rows, palette);
     legend(out, s, palette);
     if first {
         glossary(out);
     }
     if detail_table::has_classes(&m.classes) {
-        out.push_str(
-            "<p class=\"meta\">By link class:</p>\n<div class=\"table\"><table>\n<thead><tr>",
-        );
-        for c in CLASS_COLUMNS {
-            let _ = write!(out, "<th>{}</th>", xml_escape(c));
-        }
-        out.push_str("</tr></thead>\n<tbody>\n");
-        for row in detail_table::class_rows(&m.classes) {
-            out.push_str("<tr>");
-            for (i, cell) in row.iter().enumerate() {
-                if i == 0 {
-                    let _ = write!(
-                        out,
-                        "<td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
-                        palette.css(cell),
-                        xml_escape(cell)
-                    );
-                } else {
-                    let _ = write!(out, "<td>{}</td>", xml_escape(cell));
-                }
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody>\n</table></div>\n");
+        out.push_str("<p class=\"meta\">By link class:</p>\n");
+        let rows = detail_table::class_rows(&m.classes).into_iter();
+        table(out, &CLASS_COLUMNS, rows, palette);
     }
     let drawn = s.drawn();
     if !drawn.is_empty() {
