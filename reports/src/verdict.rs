@@ -49,33 +49,27 @@ pub struct ScenarioVerdict {
     pub replay: Option<(u64, String)>,
 }
 
-/// The standings of every detector of `m`.
+/// The standings of every detector of `m`: the summary's own figures, and
+/// the first seed with a false Failed (from the runs' mistakes).
 pub fn standings(m: &ScenarioMetrics) -> Vec<Standing> {
     m.summary
         .iter()
         .map(|s| {
-            let mut false_failed = 0;
-            let mut suspicions = 0;
-            let mut seed = None;
-            for run in &m.runs {
-                for d in run.detectors.iter().filter(|d| d.detector == s.detector) {
-                    for mistake in &d.mistakes {
-                        if mistake.worst == Seen::Failed {
-                            false_failed += 1;
-                            seed = seed.or(Some(run.seed));
-                        } else {
-                            suspicions += 1;
-                        }
-                    }
-                }
-            }
+            let seed = m.runs.iter().find_map(|run| {
+                run.detectors
+                    .iter()
+                    .filter(|d| d.detector == s.detector)
+                    .any(|d| d.mistakes.iter().any(|x| x.worst == Seen::Failed))
+                    .then_some(run.seed)
+            });
+            debug_assert!(s.false_failed <= s.mistakes);
             Standing {
                 detector: s.detector.clone(),
                 windows: s.detect_windows,
                 missed: s.failed_missed,
                 p99: s.failed.as_ref().map(|f| f.p99),
-                false_failed,
-                suspicions,
+                false_failed: s.false_failed,
+                suspicions: s.mistakes - s.false_failed,
                 false_failed_seed: seed,
             }
         })
