@@ -356,25 +356,27 @@ fn run_seed(points: &ValidScenario, seed: u64, todo: &[usize]) -> Vec<Unit> {
 fn print_front(dir: &Path, plan: &PlanFile, results: &[output::PointResult]) -> Result<(), String> {
     let front = output::front(results);
     say!(
-        "\n{}: {} points × {} seeds; Pareto front of p99 detection time (a miss counts as never) against mistakes per pair-hour:",
+        "\n{}: {} points × {} seeds; Pareto front of p99 detection time (a miss counts as never) against false Failed per pair-hour:",
         plan.scenario,
         plan.points.len(),
         plan.seeds
     );
     say!(
-        "{:<8} {:>12} {:>14} {:>8}  parameters",
+        "{:<8} {:>12} {:>16} {:>14} {:>8}  parameters",
         "point",
         "p99 (s)",
-        "mistakes/p-h",
+        "false Failed/p-h",
+        "suspicions/p-h",
         "missed"
     );
     for &i in front.iter().take(20) {
         let r = &results[i];
         say!(
-            "{:<8} {:>12.3} {:>14.4} {:>8}  {}",
+            "{:<8} {:>12.3} {:>16.4} {:>14.4} {:>8}  {}",
             plan.points[i].name,
             r.strict_p99.map_or(f64::NAN, |t| t.as_secs_f64()),
             r.rate(),
+            r.summary.suspicion_rate().unwrap_or(0.0),
             r.summary.failed_missed,
             output::label(plan, i)
         );

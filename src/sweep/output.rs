@@ -30,8 +30,10 @@ pub struct PointResult {
 }
 
 impl PointResult {
+    /// The rate the front weighs: false Failed per pair-hour (a Suspect that
+    /// ended without Failed is flicker, counted apart in `sweep.csv`).
     pub fn rate(&self) -> f64 {
-        self.summary.mistake_rate().unwrap_or(0.0)
+        self.summary.false_failed_rate().unwrap_or(0.0)
     }
 }
 
@@ -52,7 +54,7 @@ fn strict_p99(totals: &[RunTotals]) -> Option<Nanos> {
 }
 
 /// Every point's summary (units taken in seed order) and the Pareto front of
-/// (strict p99, mistakes per pair-hour): the points no other point matches
+/// (strict p99, false Failed per pair-hour): the points no other point matches
 /// or beats on both with a strict gain on one.
 pub fn results(plan: &PlanFile, units: &[Unit]) -> Vec<PointResult> {
     let mut per_point: Vec<Vec<&Unit>> = vec![Vec::new(); plan.points.len()];
@@ -183,12 +185,14 @@ pub fn write_outputs(dir: &Path, plan: &PlanFile, results: &[PointResult]) -> Re
 mod tests {
     use super::*;
 
-    fn totals(failed: Vec<Option<u64>>, mistakes: u64) -> RunTotals {
+    /// One run's totals: detection delays and `false_failed` false Failed.
+    fn totals(failed: Vec<Option<u64>>, false_failed: u64) -> RunTotals {
         RunTotals {
             pairs: 1,
             suspect: failed.iter().map(|_| None).collect(),
             failed: failed.into_iter().map(|d| d.map(Nanos)).collect(),
-            mistakes,
+            mistakes: false_failed,
+            false_failed,
             must_not_detect: 3_600_000_000_000,
             ..RunTotals::default()
         }
@@ -225,14 +229,25 @@ mod tests {
                 })
                 .collect(),
         };
-        let unit = |point, d, m| Unit {
-            point,
-            seed: 1,
-            totals: totals(vec![Some(d)], m),
+        // Point 1 also flickers (100 suspicions): ranked on all mistakes it
+        // would fall behind point 2; flicker does not count against a point.
+        let unit = |point, d, m, suspicions| {
+            let mut t = totals(vec![Some(d)], m);
+            t.mistakes += suspicions;
+            Unit {
+                point,
+                seed: 1,
+                totals: t,
+            }
         };
-        // (time, mistakes): (1, 5) front, (2, 1) front, (3, 1) dominated,
+        // (time, false Failed): (1, 5) front, (2, 1) front, (3, 1) dominated,
         // (2, 1) again: equal to point 1, not repeated on the front.
-        let units = vec![unit(0, 1, 5), unit(1, 2, 1), unit(2, 3, 1), unit(3, 2, 1)];
+        let units = vec![
+            unit(0, 1, 5, 0),
+            unit(1, 2, 1, 100),
+            unit(2, 3, 1, 0),
+            unit(3, 2, 1, 100),
+        ];
         let r = results(&plan, &units);
         let flags: Vec<bool> = r.iter().map(|x| x.pareto).collect();
         assert_eq!(flags, [true, true, false, false]);

@@ -1,5 +1,5 @@
 //! The trade-off curve of a sweep: every point at (p99 detection time,
-//! mistakes per monitored-pair-hour), the Pareto front drawn through the
+//! false Failed per monitored-pair-hour), the Pareto front drawn through the
 //! points no other point beats on both, and the front's points labelled.
 
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
@@ -90,14 +90,14 @@ where
         x,
         title,
         axis,
-        "mistakes per pair-hour",
+        "false Failed per pair-hour",
         top,
         all_zero,
     )?;
     if all_zero {
         draw_note(
             &chart.plotting_area().strip_coord_spec(),
-            "no mistake at any point: every point is at 0",
+            "no false Failed at any point: every point is at 0",
         )?;
     }
     let at = |p: &SweepPoint| (axis.clamp(p.p99), p.rate);
