@@ -206,3 +206,18 @@ fn run_replay_and_sweep_do_not_write_over_their_scenario_or_samples() {
         &text,
     );
 }
+
+#[test]
+fn live_does_not_write_over_its_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/live/crash.toml");
+    let text = fs::read_to_string(live).unwrap();
+    // A scenario file named like the calibration the live run writes.
+    let scenario = write(&dir.path().join("calibration.csv"), &text);
+    refused(
+        &["live", &scenario, "--out", dir.path().to_str().unwrap()],
+        &["--out", "calibration.csv"],
+        Path::new(&scenario),
+        &text,
+    );
+}

@@ -32,12 +32,15 @@ mod wire;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::out_paths::{refuse_in_dir, scenario_inputs};
 use clap::Args;
 use fdlab_protocol::Nanos;
 use fdlab_reports::atomic::write_file;
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
-use fdlab_reports::report::{write_report_files, About, INDEX_HTML};
-use fdlab_reports::report_dir::{check_out, publish, ReportKind, CALIBRATION_CSV};
+use fdlab_reports::report::{write_report_files, About, CHARTS_DIR, INDEX_HTML};
+use fdlab_reports::report_dir::{
+    check_out, publish, ReportKind, CALIBRATION_CSV, RUN_REPORT_FILES,
+};
 use fdlab_reports::tables::terminal_table;
 use fdlab_scenarios::resolve;
 use fdlab_scenarios::seed_range::seed_range;
@@ -110,6 +113,14 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
     let seed_list = seed_range(args.seed, u64::from(sim_seeds), "--seed", &sim_seeds_option)?;
     let plan = RunPlan::build(&scenario, args.seed);
     check_actions(plan.schedule(), &scenario.name)?;
+    // An output that would replace an input first, then the directory rule.
+    let inputs = scenario_inputs(
+        std::slice::from_ref(&args.scenario),
+        std::slice::from_ref(&scenario),
+    );
+    let mut written = RUN_REPORT_FILES.to_vec();
+    written.push(CALIBRATION_CSV);
+    refuse_in_dir("--out", &args.out, &written, &[CHARTS_DIR], &inputs)?;
     check_out(&args.out, ReportKind::Live).map_err(|e| format!("{}: {e}", args.out.display()))?;
     // The predictions first.
     let same_seed = engine::run(&scenario, args.seed, false).0;
