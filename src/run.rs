@@ -148,15 +148,14 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         say!("{}", terminal_table(m));
     }
     say!("Verdict (details: docs/reports.md):");
-    for m in &metrics {
-        let v = verdict(m);
+    let verdicts: Vec<_> = metrics.iter().map(verdict).collect();
+    for (m, v) in metrics.iter().zip(&verdicts) {
         say!("  {}:", m.scenario);
         for line in v.sentences() {
             say!("    {line}");
         }
     }
-    if let (Some(m), Some(s)) = (metrics.first(), scenarios.first()) {
-        let v = verdict(m);
+    if let (Some(v), Some(s)) = (verdicts.first(), scenarios.first()) {
         let kind = v
             .best_name()
             .and_then(|name| s.detectors.iter().find(|d| d.name == name))

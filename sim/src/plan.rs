@@ -32,11 +32,11 @@ pub struct RunPlan<'s> {
     schedule: Schedule,
     /// Each node's clock at true time zero (`[[clocks]]`; exact otherwise).
     clocks: Vec<Clock>,
-    /// `(detector, local start, instance)`: detectors that start at the same
-    /// local instant start identical, so each is built once and cloned (phi
-    /// accrual's threshold search and window reservation are then paid once
-    /// per run, not once per pair).
-    prototypes: Vec<(usize, Nanos, Detector)>,
+    /// By detector, `(local start, instance)`: detectors that start at the
+    /// same local instant start identical, so each is built once and cloned
+    /// (phi accrual's threshold search and window reservation are then paid
+    /// once per run, not once per pair).
+    prototypes: Vec<Vec<(Nanos, Detector)>>,
 }
 
 impl<'s> RunPlan<'s> {
@@ -51,7 +51,6 @@ impl<'s> RunPlan<'s> {
                 clocks[i] = Clock::new(c.drift, c.offset.0);
             }
         }
-        let mut prototypes: Vec<(usize, Nanos, Detector)> = Vec::new();
         let mut starts: Vec<Nanos> = layout
             .pairs
             .iter()
@@ -59,11 +58,14 @@ impl<'s> RunPlan<'s> {
             .collect();
         starts.sort_unstable();
         starts.dedup();
-        for d in 0..scenario.detectors.len() {
-            for &start in &starts {
-                prototypes.push((d, start, scenario.start_detector(d, start)));
-            }
-        }
+        let prototypes = (0..scenario.detectors.len())
+            .map(|d| {
+                starts
+                    .iter()
+                    .map(|&start| (start, scenario.start_detector(d, start)))
+                    .collect()
+            })
+            .collect();
         RunPlan {
             scenario,
             seed,
@@ -114,12 +116,8 @@ impl<'s> RunPlan<'s> {
     /// Detector `d` (its position in the scenario) starting to monitor at
     /// local time `start`: a clone of the prototype when one starts then.
     pub fn detector(&self, d: usize, start: Nanos) -> Detector {
-        match self
-            .prototypes
-            .iter()
-            .find(|(pd, ps, _)| *pd == d && *ps == start)
-        {
-            Some((_, _, proto)) => proto.clone(),
+        match self.prototypes[d].iter().find(|(ps, _)| *ps == start) {
+            Some((_, proto)) => proto.clone(),
             None => self.scenario.start_detector(d, start),
         }
     }

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 mod outages;
 mod truth;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::dist::{exponential, Sampler};
 use crate::outcome::{FaultRecord, Window};
@@ -473,7 +473,7 @@ impl Schedule {
     /// schedule order); then the downtimes and the ground truth.
     fn finish(&mut self, end: Nanos) {
         let mut canonical: Vec<(Nanos, Action)> = Vec::new();
-        let mut outages = Vec::new();
+        let mut outages = BTreeMap::new();
         for (&node, faults) in &self.node_faults {
             let o = Outages::resolve(faults, end);
             for &(w, restarts) in &o.down {
@@ -490,28 +490,59 @@ impl Schedule {
                 canonical.push((w.start, Action::PauseStart { node, planned }));
                 canonical.push((w.end, Action::PauseEnd { node }));
             }
-            outages.push((node, o));
+            outages.insert(node, o);
         }
-        let scheduled = std::mem::take(&mut self.actions);
-        for action in scheduled {
-            let outage = matches!(
-                action.1,
-                Action::Crash { .. }
-                    | Action::Restart { .. }
-                    | Action::PauseStart { .. }
-                    | Action::PauseEnd { .. }
-            );
-            if !outage {
-                self.actions.push(action);
-            } else if let Some(k) = canonical.iter().position(|c| *c == action) {
-                canonical.remove(k);
-                self.actions.push(action);
+        // Where each canonical action stands, by its key, first ones first:
+        // a scheduled action takes the first unused one of its key.
+        let mut places: BTreeMap<OutageKey, VecDeque<usize>> = BTreeMap::new();
+        for (i, &(t, action)) in canonical.iter().enumerate() {
+            if let Some(key) = OutageKey::of(t, action) {
+                places.entry(key).or_default().push_back(i);
             }
         }
+        let mut taken = vec![false; canonical.len()];
+        let scheduled = std::mem::take(&mut self.actions);
+        for (t, action) in scheduled {
+            match OutageKey::of(t, action) {
+                None => self.actions.push((t, action)),
+                Some(key) => {
+                    if let Some(i) = places.get_mut(&key).and_then(VecDeque::pop_front) {
+                        taken[i] = true;
+                        self.actions.push((t, action));
+                    }
+                }
+            }
+        }
+        let canonical = canonical
+            .into_iter()
+            .zip(taken)
+            .filter_map(|(action, taken)| (!taken).then_some(action));
         self.actions.extend(canonical);
         self.actions.sort_by_key(|(t, _)| *t);
         self.downtime.sort_by_key(|&(n, w)| (n, w.start));
         self.settle_truth(&outages);
+    }
+}
+
+/// A crash, restart or pause action with its instant, as a key that orders
+/// and compares (the other actions are not resolved per node).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum OutageKey {
+    Crash(Nanos, u32),
+    Restart(Nanos, u32),
+    PauseStart(Nanos, u32, Option<Nanos>),
+    PauseEnd(Nanos, u32),
+}
+
+impl OutageKey {
+    fn of(at: Nanos, action: Action) -> Option<OutageKey> {
+        Some(match action {
+            Action::Crash { node } => OutageKey::Crash(at, node),
+            Action::Restart { node } => OutageKey::Restart(at, node),
+            Action::PauseStart { node, planned } => OutageKey::PauseStart(at, node, planned),
+            Action::PauseEnd { node } => OutageKey::PauseEnd(at, node),
+            _ => return None,
+        })
     }
 }
 

@@ -121,10 +121,11 @@ impl Outages {
 
     /// The outage the node is in at `at`, if any.
     pub(super) fn down_at(&self, at: Nanos) -> Option<Window> {
-        self.down
-            .iter()
-            .map(|&(w, _)| w)
-            .find(|w| w.start <= at && at < w.end)
+        // Outages are sorted and disjoint: only the last one that starts by
+        // `at` can hold it.
+        let i = self.down.partition_point(|(w, _)| w.start <= at);
+        let w = self.down[..i].last()?.0;
+        (at < w.end).then_some(w)
     }
 
     /// When a pause starting at `start` and scheduled until `end` holds the
@@ -134,12 +135,18 @@ impl Outages {
         if self.down_at(window.start).is_some() {
             return None;
         }
+        // The first crash after the start: an outage's, or an instant
+        // restart's (both lists are sorted).
+        let i = self.down.partition_point(|(w, _)| w.start <= window.start);
+        let j = self
+            .instant_restarts
+            .partition_point(|&t| t <= window.start);
         let crash = self
             .down
-            .iter()
+            .get(i)
             .map(|&(w, _)| w.start)
-            .chain(self.instant_restarts.iter().copied())
-            .filter(|&t| t > window.start)
+            .into_iter()
+            .chain(self.instant_restarts.get(j).copied())
             .min();
         let end = crash.map_or(window.end, |c| c.min(window.end));
         (end > window.start).then_some(Window {

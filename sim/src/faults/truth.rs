@@ -8,6 +8,8 @@
 //! into one, attributed to the fault that began first (ties: scenario
 //! order): one outage is detected once, however many faults make it.
 
+use std::collections::BTreeMap;
+
 use fdlab_protocol::Nanos;
 
 use super::outages::Outages;
@@ -36,8 +38,8 @@ pub(super) struct DetectRule {
 impl Schedule {
     /// Clips the must-detect windows of crashes and pauses to when they hold
     /// their node, then merges those of one target that overlap.
-    pub(super) fn settle_truth(&mut self, outages: &[(u32, Outages)]) {
-        let of = |node: u32| outages.iter().find(|(n, _)| *n == node).map(|(_, o)| o);
+    pub(super) fn settle_truth(&mut self, outages: &BTreeMap<u32, Outages>) {
+        let of = |node: u32| outages.get(&node);
         for rule in &mut self.detect {
             let Affected::Target(node) = rule.affected else {
                 continue;
