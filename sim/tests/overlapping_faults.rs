@@ -140,3 +140,33 @@ fn a_crash_ends_a_pause_and_the_restarted_node_runs() {
         assert!(back.0 < Nanos::from_millis(27_000), "{back:?}");
     }
 }
+
+#[test]
+fn an_earlier_outage_of_no_length_leaves_a_later_crash_to_detect() {
+    // A crash and a restart at the same instant (an outage of no length),
+    // then a crash for good: the second crash must be detected.
+    let blip = fault(FaultKind::Crash, "n1", 2_000, None);
+    let restart = fault(FaultKind::Restart, "n1", 2_000, None);
+    let crash = fault(FaultKind::Crash, "n1", 7_000, None);
+    let scenario = mesh(
+        2,
+        vec![fixed("fixed-3s", 1_000, 3_000)],
+        vec![blip, restart, crash],
+    );
+    let (out, _) = run(&valid(&scenario), 1, false);
+    let pair = out
+        .pairs
+        .iter()
+        .find(|p| p.monitor == 0 && p.target == 1)
+        .unwrap();
+    let windows: Vec<_> = pair
+        .must_detect
+        .iter()
+        .map(|m| (m.window.start, m.window.end))
+        .collect();
+    assert_eq!(
+        windows,
+        [(Nanos::from_millis(7_000), Nanos::from_millis(60_000))]
+    );
+    assert_eq!(detected(&out), (1, 1));
+}

@@ -128,6 +128,18 @@ impl Outages {
         (at < w.end).then_some(w)
     }
 
+    /// The outage a crash starting at `at` belongs to: the one in progress
+    /// at `at`, else one starting then (a crash and a restart at the same
+    /// instant make an outage of no length).
+    pub(super) fn outage_of_crash(&self, at: Nanos) -> Option<Window> {
+        let i = self.down.partition_point(|(w, _)| w.start < at);
+        match (self.down[..i].last(), self.down.get(i)) {
+            (Some(&(w, _)), _) if at < w.end => Some(w),
+            (_, Some(&(w, _))) if w.start == at => Some(w),
+            _ => None,
+        }
+    }
+
     /// When a pause starting at `start` and scheduled until `end` holds the
     /// node: from its start, if the node is up then, until its end or the
     /// node's next crash.

@@ -50,12 +50,7 @@ impl Schedule {
             let start = rule.window.start;
             match self.records[rule.record].kind {
                 FaultKind::Crash => {
-                    let down = o
-                        .down
-                        .iter()
-                        .map(|&(w, _)| w)
-                        .find(|w| w.start <= start && (start < w.end || w.start == w.end));
-                    if let Some(w) = down {
+                    if let Some(w) = o.outage_of_crash(start) {
                         rule.window.end = w.end;
                         self.records[rule.record].window.end = w.end;
                     }
