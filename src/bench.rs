@@ -416,6 +416,7 @@ pub mod sim {
             faults: vec![fault],
             random_faults: Vec::new(),
             clocks: Vec::new(),
+            membership: None,
         }
     }
 

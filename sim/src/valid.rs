@@ -139,6 +139,7 @@ mod tests {
             faults: Vec::new(),
             random_faults: Vec::new(),
             clocks: Vec::new(),
+            membership: None,
         }
     }
 

@@ -190,6 +190,7 @@ fn pipeline(heartbeat_channel: Channel, faults: Vec<Fault>) -> Scenario {
         faults,
         random_faults: Vec::new(),
         clocks: Vec::new(),
+        membership: None,
     };
     scenario.validate().unwrap();
     scenario
@@ -349,6 +350,7 @@ fn a_data_stream_detector_on_a_mesh_is_refused() {
         faults: Vec::new(),
         random_faults: Vec::new(),
         clocks: Vec::new(),
+        membership: None,
     };
     let err = s.validate().unwrap_err().to_string();
     assert!(

@@ -54,6 +54,7 @@ pub fn scenario(spec: &Spec) -> ValidScenario {
         faults,
         random_faults: Vec::new(),
         clocks: Vec::new(),
+        membership: None,
     };
     match ValidScenario::new(scenario) {
         Ok(valid) => valid,

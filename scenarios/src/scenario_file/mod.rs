@@ -212,6 +212,7 @@ pub fn parse_scenario(
         faults,
         random_faults,
         clocks,
+        membership: None,
     };
     load_empirical(&doc, &mut scenario, base_dir)?;
     ValidScenario::new(scenario).map_err(|e| doc.error(&e.path, e.problem))

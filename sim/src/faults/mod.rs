@@ -160,6 +160,21 @@ impl LinkFault {
     }
 }
 
+/// A fault of the membership table service: an outage (no
+/// `extra_latency`) or slow operations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TableFault {
+    pub window: Window,
+    pub extra_latency: Option<Nanos>,
+    pub record: usize,
+}
+
+impl TableFault {
+    pub fn active(&self, at: Nanos) -> bool {
+        at >= self.window.start && at < self.window.end
+    }
+}
+
 /// The resolved schedule of one run.
 #[derive(Clone, Debug, Default)]
 pub struct Schedule {
@@ -168,6 +183,8 @@ pub struct Schedule {
     pub actions: Vec<(Nanos, Action)>,
     pub partitions: Vec<Partition>,
     pub link_faults: Vec<LinkFault>,
+    /// Faults of a membership scenario's table service.
+    pub table_faults: Vec<TableFault>,
     detect: Vec<DetectRule>,
     /// Windows during which a node is crashed.
     downtime: Vec<(u32, Window)>,
@@ -354,6 +371,15 @@ impl Schedule {
                     self.actions.push((stop, Action::DegradeEnd { node: n }));
                     self.detect_target(record, expect, window, n);
                 }
+            }
+            FaultKind::TableOutage | FaultKind::SlowTable => {
+                target = "table".into();
+                self.table_faults.push(TableFault {
+                    window,
+                    extra_latency: (kind == FaultKind::SlowTable)
+                        .then(|| fault.extra_latency.unwrap_or_default()),
+                    record,
+                });
             }
             FaultKind::Clock => {
                 if let Some(n) = node {

@@ -9,6 +9,7 @@ mod validate;
 
 use std::fmt;
 
+use fdlab_protocol::membership::OrleansConfig;
 use fdlab_protocol::{DetectorConfig, Nanos};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -32,6 +33,74 @@ pub struct Scenario {
     pub faults: Vec<Fault>,
     pub random_faults: Vec<RandomFaults>,
     pub clocks: Vec<ClockSetup>,
+    /// A membership scenario: every node runs a membership agent, and the
+    /// detectors are the agents' per-peer judges (SPEC §8).
+    pub membership: Option<MembershipSetup>,
+}
+
+/// The `[membership]` table: which protocol the nodes run, which judges
+/// decide that a monitored peer failed, the table service, and what a node
+/// does after it stops.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MembershipSetup {
+    #[serde(default)]
+    pub protocol: MembershipProtocol,
+    /// The judges, by name: `classic` (Orleans' missed-probe count) or the
+    /// name of a `[[detectors]]` table. Each judge is a separate cluster run
+    /// on the same seed and fault schedule. Default: `classic`, then every
+    /// detector in order.
+    #[serde(default)]
+    pub judges: Option<Vec<String>>,
+    /// A node that stopped because it read itself Dead (or gave up joining)
+    /// restarts as a new generation after this delay; none: it stays down.
+    #[serde(default)]
+    pub restart_after: Option<Nanos>,
+    /// Latency of one table operation, each way (request, then reply).
+    #[serde(default = "default_table_latency")]
+    pub table_latency: Dist,
+    /// Orleans' keys (`ClusterMembershipOptions`), SPEC §8.1 defaults.
+    #[serde(default)]
+    pub orleans: OrleansConfig,
+}
+
+/// The judge name of Orleans' own missed-probe count.
+pub const CLASSIC_JUDGE: &str = "classic";
+
+fn default_table_latency() -> Dist {
+    Dist::Lognormal {
+        median: Nanos::from_millis(5),
+        sigma: 0.5,
+    }
+}
+
+impl Default for MembershipSetup {
+    fn default() -> Self {
+        MembershipSetup {
+            protocol: MembershipProtocol::default(),
+            judges: None,
+            restart_after: None,
+            table_latency: default_table_latency(),
+            orleans: OrleansConfig::default(),
+        }
+    }
+}
+
+/// The membership protocol of a membership scenario.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MembershipProtocol {
+    /// Orleans' table-based membership (SPEC §8.1).
+    #[default]
+    Orleans,
+}
+
+impl MembershipProtocol {
+    pub const fn name(self) -> &'static str {
+        match self {
+            MembershipProtocol::Orleans => "orleans",
+        }
+    }
 }
 
 /// A detector of the scenario, by name. Every monitored pair runs one instance
@@ -240,6 +309,10 @@ pub enum FaultKind {
     Backpressure,
     Degrade,
     Clock,
+    /// Membership scenarios: the table service cannot be reached.
+    TableOutage,
+    /// Membership scenarios: every table operation takes longer.
+    SlowTable,
 }
 
 impl FaultKind {
@@ -254,11 +327,13 @@ impl FaultKind {
             FaultKind::Backpressure => "backpressure",
             FaultKind::Degrade => "degrade",
             FaultKind::Clock => "clock",
+            FaultKind::TableOutage => "table-outage",
+            FaultKind::SlowTable => "slow-table",
         }
     }
 
     /// Every kind, in the order `fdlab list --faults` shows them.
-    pub const ALL: [FaultKind; 9] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::Crash,
         FaultKind::Restart,
         FaultKind::Pause,
@@ -268,6 +343,8 @@ impl FaultKind {
         FaultKind::Backpressure,
         FaultKind::Degrade,
         FaultKind::Clock,
+        FaultKind::TableOutage,
+        FaultKind::SlowTable,
     ];
 
     /// The keys a fault of this kind takes besides `kind`, its start (`at`
@@ -290,6 +367,8 @@ impl FaultKind {
             FaultKind::Backpressure => &["node", "capacity", "duration"],
             FaultKind::Degrade => &["node", "slowdown", "duration"],
             FaultKind::Clock => &["node", "offset", "drift"],
+            FaultKind::TableOutage => &["duration"],
+            FaultKind::SlowTable => &["extra_latency", "duration"],
         }
     }
 
@@ -305,6 +384,8 @@ impl FaultKind {
             FaultKind::Backpressure => "the stage serves at the factor capacity of its speed (default 0.1)",
             FaultKind::Degrade => "CPU starvation: every event the node handles costs slowdown more (default 10ms)",
             FaultKind::Clock => "steps the node's clock by offset (\"+5s\") and/or sets its drift (1e-4 = 100 ppm fast)",
+            FaultKind::TableOutage => "membership scenarios: the membership table cannot be reached (every operation fails)",
+            FaultKind::SlowTable => "membership scenarios: every table operation takes extra_latency (required) more, each way",
         }
     }
 
@@ -504,6 +585,7 @@ mod tests {
             faults: Vec::new(),
             random_faults: Vec::new(),
             clocks: Vec::new(),
+            membership: None,
         }
     }
 

@@ -438,7 +438,8 @@ impl Fault {
                     needs("node", self.node.is_some())?;
                 }
             },
-            K::SlowLink => needs("extra_latency", self.extra_latency.is_some())?,
+            K::SlowLink | K::SlowTable => needs("extra_latency", self.extra_latency.is_some())?,
+            K::TableOutage => {}
             K::Loss => {
                 needs("probability", self.probability.is_some())?;
                 check(

@@ -42,6 +42,7 @@ pub fn mesh(nodes: u32, detectors: Vec<DetectorSetup>, faults: Vec<Fault>) -> Sc
         faults,
         random_faults: Vec::new(),
         clocks: Vec::new(),
+        membership: None,
     };
     scenario.validate().unwrap();
     scenario

@@ -1,0 +1,26 @@
+//! Membership agents: what a cluster does with its failure detectors'
+//! verdicts. Each agent is a sans-IO state machine of one node, driven like
+//! a detector (`handle_*`, `poll_*`, getters); the table service, the
+//! network and the clocks belong to the host.
+//!
+//! | protocol | module | source |
+//! |---|---|---|
+//! | Orleans cluster membership | [`agent`] | dotnet/orleans `MembershipTableManager`, `ClusterHealthMonitor`, `SiloHealthMonitor`, `LocalSiloHealthMonitor`; SPEC §8.1 |
+
+pub mod agent;
+pub mod config;
+pub(crate) mod health;
+pub mod judge;
+pub mod messages;
+pub(crate) mod probing;
+pub mod ring;
+pub mod table;
+pub mod votes;
+
+pub use agent::OrleansAgent;
+pub use config::OrleansConfig;
+pub use judge::JudgeSpec;
+pub use messages::{AgentEvent, IndirectOutcome, Message, Transmit};
+pub use table::{
+    OpId, Row, SiloId, SiloStatus, TableOp, TableReply, TableRequest, TableResult, TableView, Vote,
+};
