@@ -43,6 +43,13 @@ enum Purpose {
     /// from the pair's `Liveness` stream, which two processes cannot share;
     /// the simulator never uses this purpose, so adding it moved no stream.
     LiveProbe = 11,
+    /// Latency and loss of every message one node's silos send, in send
+    /// order (membership runs).
+    MembershipSend = 12,
+    /// Operation latencies of the membership table service.
+    MembershipTable = 13,
+    /// When each node's first silo starts (membership runs).
+    MembershipStart = 14,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).
@@ -142,6 +149,21 @@ impl Streams {
     /// `fdlab live`: losses of the probes and replies `me` sends `peer`.
     pub(crate) fn live_probe(&self, me: u32, peer: u32) -> ChaCha8Rng {
         self.stream(Purpose::LiveProbe, &[u64::from(me), u64::from(peer)])
+    }
+
+    /// Membership runs: latency and loss of what node `node` sends.
+    pub(crate) fn membership_send(&self, node: u32) -> ChaCha8Rng {
+        self.stream(Purpose::MembershipSend, &[u64::from(node)])
+    }
+
+    /// Membership runs: the table service's operation latencies.
+    pub(crate) fn membership_table(&self) -> ChaCha8Rng {
+        self.stream(Purpose::MembershipTable, &[])
+    }
+
+    /// Membership runs: the start instants of the nodes' first silos.
+    pub(crate) fn membership_start(&self) -> ChaCha8Rng {
+        self.stream(Purpose::MembershipStart, &[])
     }
 }
 

@@ -151,6 +151,7 @@ impl OrleansAgent {
             events: VecDeque::new(),
         };
         agent.enqueue(Task::Join);
+        agent.after(now);
         agent
     }
 

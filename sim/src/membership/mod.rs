@@ -1,6 +1,131 @@
 //! The membership simulator: every node of a membership scenario runs a
 //! membership agent (`fdlab_protocol::membership`), over the same network,
-//! clocks and faults as the detector simulator, with the membership table
-//! as a simulated service (SPEC §8).
+//! clocks and faults as the detector simulator, with the membership table as
+//! a simulated service (SPEC §8).
+//!
+//! One run is one judge on one seed: the judge decides, inside every agent,
+//! that a monitored silo failed, and the run shows what the cluster then did
+//! with it. Judges cannot share a run as detectors do (shadow mode): a
+//! declaration changes the cluster (the declared silo stops), so each judge
+//! gets its own run on the same seed, fault schedule and start times.
+//!
+//! Files, one per simulated thing: [`silos`] (a node's processes: up, down,
+//! paused, starved, its clock), [`network`] (messages between silos),
+//! [`table`] (the table service), [`ledger`] (ground truth, counts, the
+//! replay log), [`outcome`] (what a run produced).
 
+mod cluster;
+mod ledger;
+mod network;
 pub mod outcome;
+mod silos;
+mod table;
+
+use fdlab_protocol::membership::JudgeSpec;
+use fdlab_protocol::Nanos;
+use rand::RngExt;
+
+use crate::clock::Clock;
+use crate::dist::Sampler;
+use crate::faults::Schedule;
+use crate::rng::Streams;
+use crate::scenario::CLASSIC_JUDGE;
+use crate::valid::ValidScenario;
+use outcome::{ClusterLogRecord, ClusterOutcome};
+use cluster::Cluster;
+
+/// The judges of a membership scenario, in order: `(name, judge)`.
+/// Default: `classic`, then every detector.
+pub fn judges(scenario: &ValidScenario) -> Vec<(String, JudgeSpec)> {
+    let names: Vec<String> = match scenario.membership.as_ref().and_then(|m| m.judges.clone()) {
+        Some(names) => names,
+        None => std::iter::once(CLASSIC_JUDGE.to_string())
+            .chain(scenario.detectors.iter().map(|d| d.name.clone()))
+            .collect(),
+    };
+    names
+        .into_iter()
+        .filter_map(|name| {
+            if name == CLASSIC_JUDGE {
+                return Some((name, JudgeSpec::Classic));
+            }
+            let d = scenario.detectors.iter().position(|d| d.name == name)?;
+            Some((name, JudgeSpec::Detector(scenario.config(d).clone())))
+        })
+        .collect()
+}
+
+/// Runs membership scenario `scenario` with its judge `judge` (an index
+/// into [`judges`]) on `seed`; with `log`, also the replay log.
+///
+/// # Panics
+/// If the scenario has no `[membership]` table or `judge` is out of range
+/// (callers check both when they load the scenario).
+pub fn run(
+    scenario: &ValidScenario,
+    seed: u64,
+    judge: usize,
+    log: bool,
+) -> (ClusterOutcome, Option<Vec<ClusterLogRecord>>) {
+    let setup = scenario
+        .membership
+        .as_ref()
+        .expect("a membership scenario");
+    let (judge_name, judge_spec) = judges(scenario).swap_remove(judge);
+    let streams = Streams::new(seed);
+    let names = scenario.topology.node_names();
+    let schedule = Schedule::resolve(scenario, &names, &streams);
+    let mut clocks = vec![Clock::default(); names.len()];
+    for c in &scenario.clocks {
+        if let Some(i) = names.iter().position(|x| *x == c.node) {
+            clocks[i] = Clock::new(c.drift, c.offset.0);
+        }
+    }
+    let mut start_rng = streams.membership_start();
+    let spread = setup.start_spread.as_nanos();
+    let starts: Vec<Nanos> = (0..names.len())
+        .map(|_| Nanos(start_rng.random_range(0..=spread)))
+        .collect();
+    let network = network::Network::new(
+        Sampler::new(&scenario.network.latency),
+        scenario.network.loss,
+        (0..names.len() as u32)
+            .map(|n| streams.membership_send(n))
+            .collect(),
+    );
+    let table = table::TableService::new(
+        schedule.table_faults.clone(),
+        Sampler::new(&setup.table_latency),
+        streams.membership_table(),
+    );
+    let ledger = ledger::Ledger::new(names.len(), log);
+    let mut cluster = Cluster::new(
+        setup.orleans.clone(),
+        judge_spec,
+        setup.restart_after,
+        schedule,
+        clocks,
+        network,
+        table,
+        ledger,
+    );
+    cluster.run(&starts, scenario.duration);
+    let (ledger, schedule, events) = cluster.into_parts();
+    let mut ledger = ledger;
+    ledger.finish(scenario.duration);
+    let outcome = ClusterOutcome {
+        scenario: scenario.name.clone(),
+        seed,
+        judge: judge_name,
+        duration: scenario.duration,
+        nodes: names,
+        faults: schedule.records,
+        crashes: ledger.crashes,
+        declarations: ledger.declarations,
+        suspicions: ledger.suspicions,
+        counts: ledger.counts,
+        node_time: ledger.node_time,
+        events,
+    };
+    (outcome, ledger.log)
+}

@@ -56,6 +56,11 @@ pub struct MembershipSetup {
     /// restarts as a new generation after this delay; none: it stays down.
     #[serde(default)]
     pub restart_after: Option<Nanos>,
+    /// Each node's first silo starts at a uniformly random instant in
+    /// `[0, start_spread]` (a rolling deployment; all at once makes every
+    /// joining silo's table write conflict).
+    #[serde(default = "default_start_spread")]
+    pub start_spread: Nanos,
     /// Latency of one table operation, each way (request, then reply).
     #[serde(default = "default_table_latency")]
     pub table_latency: Dist,
@@ -66,6 +71,10 @@ pub struct MembershipSetup {
 
 /// The judge name of Orleans' own missed-probe count.
 pub const CLASSIC_JUDGE: &str = "classic";
+
+fn default_start_spread() -> Nanos {
+    Nanos::from_secs(10)
+}
 
 fn default_table_latency() -> Dist {
     Dist::Lognormal {
@@ -80,6 +89,7 @@ impl Default for MembershipSetup {
             protocol: MembershipProtocol::default(),
             judges: None,
             restart_after: None,
+            start_spread: default_start_spread(),
             table_latency: default_table_latency(),
             orleans: OrleansConfig::default(),
         }

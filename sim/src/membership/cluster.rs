@@ -1,0 +1,428 @@
+//! The run loop of a membership run: events in true-time order, each
+//! dispatched to the node, the table service or the fault schedule it
+//! concerns, and every output of an agent carried out at once.
+
+use fdlab_protocol::membership::{
+    AgentEvent, JudgeSpec, Message, OrleansAgent, OrleansConfig, SiloId, TableReply,
+    TableRequest,
+};
+use fdlab_protocol::Nanos;
+
+use crate::clock::Clock;
+use crate::faults::{Action, Schedule};
+use crate::queue::EventQueue;
+use crate::scenario::FaultKind;
+
+use super::ledger::Ledger;
+use super::network::Network;
+use super::outcome::NodeChange;
+use super::silos::Node;
+use super::table::TableService;
+
+/// What can happen.
+#[derive(Clone, Debug)]
+pub(crate) enum Event {
+    /// A new silo starts on `node`, if the node is down and its last silo
+    /// was `after` (none: its first).
+    Start { node: u32, after: Option<u32> },
+    Deliver {
+        to: SiloId,
+        from: SiloId,
+        message: Message,
+    },
+    /// An operation reaches the table service.
+    Table { from: SiloId, request: TableRequest },
+    /// The table's answer reaches the silo.
+    Reply { to: SiloId, reply: TableReply },
+    /// The agent's timer (stale unless `epoch` is the node's).
+    Timer { node: u32, epoch: u64 },
+    /// `schedule.actions[i]`.
+    Fault(usize),
+}
+
+/// An event and when it first became due (its handling may come later, on
+/// a paused or starved node: the difference is the node's stall).
+#[derive(Clone, Debug)]
+pub(crate) struct Item {
+    pub(crate) event: Event,
+    pub(crate) due: Nanos,
+}
+
+pub(crate) struct Cluster {
+    config: OrleansConfig,
+    judge: JudgeSpec,
+    restart_after: Option<Nanos>,
+    schedule: Schedule,
+    nodes: Vec<Node>,
+    network: Network,
+    table: TableService,
+    ledger: Ledger,
+    /// Slots of `pending`, in time order (the queue holds plain copies;
+    /// the events themselves carry views and votes).
+    queue: EventQueue<u32>,
+    pending: Pending,
+    events: u64,
+}
+
+/// The events in the queue, by slot; freed slots are reused.
+#[derive(Default)]
+struct Pending {
+    items: Vec<Option<Item>>,
+    free: Vec<u32>,
+}
+
+impl Pending {
+    fn put(&mut self, item: Item) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.items[slot as usize] = Some(item);
+                slot
+            }
+            None => {
+                self.items.push(Some(item));
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+
+    fn take(&mut self, slot: u32) -> Item {
+        self.free.push(slot);
+        self.items[slot as usize].take().expect("a queued event")
+    }
+}
+
+impl Cluster {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        config: OrleansConfig,
+        judge: JudgeSpec,
+        restart_after: Option<Nanos>,
+        schedule: Schedule,
+        clocks: Vec<Clock>,
+        network: Network,
+        table: TableService,
+        ledger: Ledger,
+    ) -> Cluster {
+        Cluster {
+            config,
+            judge,
+            restart_after,
+            schedule,
+            nodes: clocks.into_iter().map(Node::new).collect(),
+            network,
+            table,
+            ledger,
+            queue: EventQueue::new(),
+            pending: Pending::default(),
+            events: 0,
+        }
+    }
+
+    fn push(&mut self, at: Nanos, event: Event) {
+        let slot = self.pending.put(Item { event, due: at });
+        self.queue.push(at.as_nanos(), slot);
+    }
+
+    /// Queues `item` again at `at`, after everything already due then.
+    fn push_last(&mut self, at: Nanos, item: Item) {
+        let slot = self.pending.put(item);
+        self.queue.push_last(at.as_nanos(), slot);
+    }
+
+    /// Runs from the nodes' start instants to `end`.
+    pub(crate) fn run(&mut self, starts: &[Nanos], end: Nanos) {
+        for (i, &(at, _)) in self.schedule.actions.clone().iter().enumerate() {
+            self.push(at, Event::Fault(i));
+        }
+        for (node, &at) in starts.iter().enumerate() {
+            let node = node as u32;
+            self.push(at, Event::Start { node, after: None });
+        }
+        while let Some((t, slot)) = self.queue.pop() {
+            let item = self.pending.take(slot);
+            let now = Nanos(t);
+            if now >= end {
+                break;
+            }
+            self.events += 1;
+            self.dispatch(now, item);
+        }
+    }
+
+    /// The ledger (with the table's counts), the schedule and the number of
+    /// events, at the end of the run.
+    pub(crate) fn into_parts(self) -> (Ledger, Schedule, u64) {
+        let mut ledger = self.ledger;
+        ledger.counts.table_reads = self.table.reads;
+        ledger.counts.table_writes = self.table.writes;
+        ledger.counts.table_conflicts = self.table.conflicts;
+        ledger.counts.table_unavailable = self.table.unavailable;
+        (ledger, self.schedule, self.events)
+    }
+
+    fn dispatch(&mut self, now: Nanos, item: Item) {
+        match item.event {
+            Event::Start { node, after } => self.start(now, node, after),
+            Event::Fault(i) => self.fault(now, i),
+            Event::Table { from, request } => {
+                let (result, applied) = self.table.apply(now, &request);
+                if let Some(applied) = &applied {
+                    self.ledger.applied(now, from, applied);
+                }
+                let back = self.table.one_way(now);
+                let reply = TableReply {
+                    id: request.id,
+                    result,
+                };
+                self.push(now + back, Event::Reply { to: from, reply });
+            }
+            Event::Deliver { to, .. } | Event::Reply { to, .. } => {
+                self.at_node(now, to.node, Some(to.generation), item)
+            }
+            Event::Timer { node, .. } => self.at_node(now, node, None, item),
+        }
+    }
+
+    /// An event for a node's silo: dropped if the silo is gone, held while
+    /// the node is paused, queued behind the node's work while it starves.
+    fn at_node(&mut self, now: Nanos, node: u32, generation: Option<u32>, item: Item) {
+        let n = &mut self.nodes[node as usize];
+        if n.agent.is_none() || generation.is_some_and(|g| g != n.generation) {
+            return;
+        }
+        if let Event::Timer { epoch, .. } = item.event {
+            if epoch != n.epoch {
+                return;
+            }
+            n.timer = None;
+        }
+        if n.paused_at.is_some() {
+            if !matches!(item.event, Event::Timer { .. }) {
+                n.held.push(item);
+            }
+            return;
+        }
+        if !n.slowdown.is_zero() && n.busy_until > now {
+            let at = n.busy_until;
+            self.push_last(at, item);
+            return;
+        }
+        if !n.slowdown.is_zero() {
+            n.busy_until = now + n.slowdown;
+        }
+        let local = n.clock.local(now);
+        let Some(agent) = n.agent.as_mut() else {
+            return;
+        };
+        let stall = now - item.due;
+        if !stall.is_zero() {
+            agent.handle_stall(local, stall);
+        }
+        match item.event {
+            Event::Deliver { from, message, .. } => agent.handle_message(local, from, message),
+            Event::Reply { reply, .. } => agent.handle_table_reply(local, reply),
+            Event::Timer { .. } => agent.handle_timeout(local),
+            _ => {}
+        }
+        self.drain(now, node);
+    }
+
+    /// Carries out what the node's agent asks, and arms its timer.
+    fn drain(&mut self, now: Nanos, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        let Some(agent) = n.agent.as_mut() else {
+            return;
+        };
+        let me = agent.me();
+        let mut sends = Vec::new();
+        while let Some(t) = agent.poll_transmit() {
+            sends.push(t);
+        }
+        let mut requests = Vec::new();
+        while let Some(r) = agent.poll_table() {
+            requests.push(r);
+        }
+        let mut events = Vec::new();
+        while let Some(e) = agent.poll_event() {
+            events.push(e);
+        }
+        for t in sends {
+            self.ledger.message(t.message.bytes());
+            if let Some(at) = self.network.arrival(&self.schedule, node, t.to.node, now) {
+                let event = Event::Deliver {
+                    to: t.to,
+                    from: me,
+                    message: t.message,
+                };
+                self.push(at, event);
+            }
+        }
+        for request in requests {
+            let at = now + self.table.one_way(now);
+            self.push(at, Event::Table { from: me, request });
+        }
+        let mut stop = None;
+        for e in events {
+            self.ledger.event(now, me, e);
+            match e {
+                AgentEvent::ViewChanged { .. } => {
+                    if let Some(agent) = self.nodes[node as usize].agent.as_ref() {
+                        let view = std::sync::Arc::clone(agent.view());
+                        self.ledger.view(now, me, &view);
+                    }
+                }
+                AgentEvent::Terminated => stop = Some(NodeChange::Terminated),
+                AgentEvent::JoinGaveUp => stop = Some(NodeChange::GaveUp),
+                _ => {}
+            }
+        }
+        if let Some(change) = stop {
+            self.stop(now, node, change, None);
+            if let Some(delay) = self.restart_after {
+                let after = Some(me.generation);
+                self.push(now + delay, Event::Start { node, after });
+            }
+            return;
+        }
+        self.arm(now, node);
+    }
+
+    fn arm(&mut self, now: Nanos, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        let Some(agent) = n.agent.as_ref() else {
+            return;
+        };
+        let Some(local) = agent.poll_timeout() else {
+            return;
+        };
+        let at = n.clock.true_at(local, now);
+        if n.timer.is_some_and(|t| t <= at) {
+            return;
+        }
+        n.epoch += 1;
+        n.timer = Some(at);
+        let epoch = n.epoch;
+        self.push(at, Event::Timer { node, epoch });
+    }
+
+    fn start(&mut self, now: Nanos, node: u32, after: Option<u32>) {
+        let n = &mut self.nodes[node as usize];
+        if n.agent.is_some() || (n.started && after != Some(n.generation)) {
+            return;
+        }
+        let restart = n.started;
+        if n.started {
+            n.generation += 1;
+        }
+        n.started = true;
+        n.busy_until = now;
+        let me = SiloId {
+            node,
+            generation: n.generation,
+        };
+        let local = n.clock.local(now);
+        n.agent = Some(OrleansAgent::new(
+            self.config.clone(),
+            self.judge.clone(),
+            me,
+            local,
+        ));
+        self.ledger.started(now, me, restart);
+        self.drain(now, node);
+    }
+
+    /// Takes the node's silo down.
+    fn stop(&mut self, now: Nanos, node: u32, change: NodeChange, fault: Option<usize>) {
+        let n = &mut self.nodes[node as usize];
+        if let Some(agent) = n.stop() {
+            self.ledger.stopped(now, agent.me(), change, fault);
+        }
+    }
+
+    /// The fault record of a crash or restart of `node` starting at `at`.
+    fn crash_record(&self, node: u32, at: Nanos) -> Option<usize> {
+        self.schedule.records.iter().position(|r| {
+            matches!(r.kind, FaultKind::Crash | FaultKind::Restart)
+                && r.node == Some(node)
+                && r.window.start == at
+        })
+    }
+
+    fn fault(&mut self, now: Nanos, i: usize) {
+        let (_, action) = self.schedule.actions[i];
+        match action {
+            Action::Crash { node } => {
+                let record = self.crash_record(node, now);
+                self.stop(now, node, NodeChange::Crashed, record);
+            }
+            Action::Restart { node } => {
+                let n = &self.nodes[node as usize];
+                if n.agent.is_some() {
+                    let record = self.crash_record(node, now);
+                    self.stop(now, node, NodeChange::Crashed, record);
+                }
+                let after = Some(self.nodes[node as usize].generation);
+                let started = self.nodes[node as usize].started;
+                self.start(now, node, if started { after } else { None });
+            }
+            Action::PauseStart { node, .. } => {
+                let n = &mut self.nodes[node as usize];
+                if let Some(agent) = n.agent.as_ref() {
+                    if n.paused_at.is_none() {
+                        n.paused_at = Some(now);
+                        let silo = agent.me();
+                        self.ledger.node_change(now, silo, NodeChange::Paused);
+                    }
+                }
+            }
+            Action::PauseEnd { node } => self.resume(now, node),
+            Action::DegradeStart { node, slowdown } => {
+                self.nodes[node as usize].slowdown = slowdown;
+            }
+            Action::DegradeEnd { node } => self.nodes[node as usize].slowdown = Nanos::ZERO,
+            Action::ClockStep { node, offset } => {
+                self.nodes[node as usize].clock.step(now, offset);
+                self.rearm(now, node);
+            }
+            Action::ClockDrift { node, drift } => {
+                self.nodes[node as usize].clock.set_drift(now, drift);
+                self.rearm(now, node);
+            }
+            // Partitions deliver held messages by themselves (see
+            // `network`); backpressure is refused in membership scenarios.
+            Action::Heal { .. } | Action::BackpressureStart { .. } | Action::BackpressureEnd { .. } => {}
+        }
+    }
+
+    /// A clock changed: the timer's true instant moves.
+    fn rearm(&mut self, now: Nanos, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        n.timer = None;
+        n.epoch += 1;
+        self.arm(now, node);
+    }
+
+    /// The end of a pause: the silo notices the stall, catches up with its
+    /// timers, then handles what arrived meanwhile, in order.
+    fn resume(&mut self, now: Nanos, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        let Some(since) = n.paused_at.take() else {
+            return;
+        };
+        let held = std::mem::take(&mut n.held);
+        let local = n.clock.local(now);
+        let Some(agent) = n.agent.as_mut() else {
+            return;
+        };
+        let silo = agent.me();
+        agent.handle_stall(local, now - since);
+        agent.handle_timeout(local);
+        self.ledger.node_change(now, silo, NodeChange::Resumed);
+        for item in held {
+            self.push_last(now, item);
+        }
+        self.nodes[node as usize].timer = None;
+        self.nodes[node as usize].epoch += 1;
+        self.drain(now, node);
+    }
+}

@@ -1,0 +1,302 @@
+//! The ground truth of a membership run and its bookkeeping: which silos
+//! really crashed, every declaration and whether it was false, when views
+//! agreed, suspicions, counts, and the replay log. It sees what the
+//! simulator does (processes starting and stopping, table writes, agent
+//! events) and never steers it.
+//!
+//! Ground truth as SPEC §4 and §8.3: a silo whose process crashed (a crash
+//! fault, or a restart fault that replaced it) must be declared Dead; a
+//! silo whose process is running (however paused, slow, partitioned or
+//! skewed) must not, and declaring it is a false declaration.
+
+use std::collections::BTreeMap;
+
+use fdlab_protocol::membership::{AgentEvent, SiloId, SiloStatus, TableView};
+use fdlab_protocol::Nanos;
+
+use super::outcome::{
+    ClusterCounts, ClusterLogRecord, CrashOutcome, Declaration, NodeChange, Suspicion,
+};
+use super::table::Applied;
+
+/// A declaration whose views have not all agreed yet: the live Active
+/// silos that still see the target otherwise.
+#[derive(Debug)]
+struct Pending {
+    declaration: usize,
+    target: SiloId,
+    waiting: Vec<SiloId>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    /// By node: the generation whose process runs, and since when.
+    running: Vec<Option<(u32, Nanos)>>,
+    /// Silos that wrote themselves Active and still run.
+    active: BTreeMap<SiloId, ()>,
+    pub(crate) crashes: Vec<CrashOutcome>,
+    pub(crate) declarations: Vec<Declaration>,
+    /// Declared silo -> its declaration.
+    declared: BTreeMap<SiloId, usize>,
+    pending: Vec<Pending>,
+    /// Open suspicions by (monitor, target), into `suspicions`.
+    open: BTreeMap<(SiloId, SiloId), usize>,
+    pub(crate) suspicions: Vec<Suspicion>,
+    pub(crate) counts: ClusterCounts,
+    pub(crate) node_time: Nanos,
+    pub(crate) log: Option<Vec<ClusterLogRecord>>,
+}
+
+impl Ledger {
+    pub(crate) fn new(nodes: usize, log: bool) -> Ledger {
+        Ledger {
+            running: vec![None; nodes],
+            log: log.then(Vec::new),
+            ..Ledger::default()
+        }
+    }
+
+    fn record(&mut self, record: impl FnOnce() -> ClusterLogRecord) {
+        if let Some(log) = &mut self.log {
+            log.push(record());
+        }
+    }
+
+    pub(crate) fn started(&mut self, at: Nanos, silo: SiloId, restart: bool) {
+        self.running[silo.node as usize] = Some((silo.generation, at));
+        if restart {
+            self.counts.restarts += 1;
+        }
+        self.record(|| ClusterLogRecord::Node {
+            at,
+            silo,
+            change: NodeChange::Started,
+        });
+    }
+
+    /// A silo's process stopped at `at`; `crash` when a fault killed it
+    /// (`fault`: its record), otherwise it stopped itself.
+    pub(crate) fn stopped(&mut self, at: Nanos, silo: SiloId, change: NodeChange, fault: Option<usize>) {
+        if let Some((generation, since)) = self.running[silo.node as usize].take() {
+            debug_assert_eq!(generation, silo.generation);
+            self.node_time = self.node_time + (at - since);
+        }
+        let was_active = self.active.remove(&silo).is_some();
+        match change {
+            NodeChange::Terminated => self.counts.self_terminations += 1,
+            NodeChange::GaveUp => self.counts.join_give_ups += 1,
+            _ => {}
+        }
+        if let (NodeChange::Crashed, Some(fault), true) = (change, fault, was_active) {
+            if !self.declared.contains_key(&silo) {
+                self.crashes.push(CrashOutcome {
+                    silo,
+                    at,
+                    declared: None,
+                    agreed: None,
+                    fault,
+                });
+            }
+        }
+        // It no longer holds a view anyone waits for.
+        for p in &mut self.pending {
+            p.waiting.retain(|&s| s != silo);
+        }
+        self.settle(at);
+        // Its open suspicions end here.
+        let mine: Vec<(SiloId, SiloId)> = self
+            .open
+            .range((silo, SiloId { node: 0, generation: 0 })..)
+            .take_while(|((m, _), _)| *m == silo)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in mine {
+            if let Some(i) = self.open.remove(&key) {
+                self.suspicions[i].end = Some(at);
+            }
+        }
+        self.record(|| ClusterLogRecord::Node { at, silo, change });
+    }
+
+    pub(crate) fn node_change(&mut self, at: Nanos, silo: SiloId, change: NodeChange) {
+        self.record(|| ClusterLogRecord::Node { at, silo, change });
+    }
+
+    pub(crate) fn is_running(&self, silo: SiloId) -> bool {
+        self.running[silo.node as usize].is_some_and(|(g, _)| g == silo.generation)
+    }
+
+    /// A table write was applied at `at` by `by`.
+    pub(crate) fn applied(&mut self, at: Nanos, by: SiloId, applied: &Applied) {
+        let row = &applied.row;
+        if applied.two_active {
+            self.counts.two_active_generations += 1;
+        }
+        if row.status == SiloStatus::Active && applied.before != Some(SiloStatus::Active) {
+            if self.is_running(row.silo) {
+                self.active.insert(row.silo, ());
+            }
+            // A node back as a new generation ends the node-time its false
+            // declaration destroyed.
+            for d in &mut self.declarations {
+                if d.false_positive
+                    && d.target.node == row.silo.node
+                    && d.target.generation < row.silo.generation
+                    && d.destroyed.is_zero()
+                {
+                    d.destroyed = at - d.at;
+                    debug_assert!(!d.destroyed.is_zero() || at == d.at);
+                }
+            }
+        }
+        if row.status == SiloStatus::Dead && applied.before != Some(SiloStatus::Dead) {
+            self.declare(at, row.silo, by);
+        }
+        self.record(|| ClusterLogRecord::Row {
+            at,
+            version: applied.version,
+            silo: row.silo,
+            status: row.status,
+            votes: row.votes.clone(),
+            by,
+        });
+    }
+
+    fn declare(&mut self, at: Nanos, target: SiloId, by: SiloId) {
+        let false_positive = self.is_running(target);
+        let i = self.declarations.len();
+        self.declarations.push(Declaration {
+            at,
+            target,
+            by,
+            false_positive,
+            destroyed: Nanos::ZERO,
+            agreed: None,
+        });
+        self.declared.insert(target, i);
+        for c in self.crashes.iter_mut().filter(|c| c.silo == target) {
+            c.declared.get_or_insert(at);
+        }
+        let waiting = self.active.keys().copied().filter(|&s| s != target).collect();
+        self.pending.push(Pending {
+            declaration: i,
+            target,
+            waiting,
+        });
+        // Suspicions of it that are open now led to a declaration.
+        for (&(_, t), &s) in &self.open {
+            if t == target {
+                self.suspicions[s].declared = true;
+            }
+        }
+        self.settle(at);
+    }
+
+    /// Declarations every live Active silo now sees.
+    fn settle(&mut self, at: Nanos) {
+        let declarations = &mut self.declarations;
+        let crashes = &mut self.crashes;
+        self.pending.retain(|p| {
+            if !p.waiting.is_empty() {
+                return true;
+            }
+            declarations[p.declaration].agreed = Some(at);
+            for c in crashes.iter_mut().filter(|c| c.silo == p.target) {
+                c.agreed.get_or_insert(at);
+            }
+            false
+        });
+    }
+
+    /// `silo`'s view moved forward to `view`.
+    pub(crate) fn view(&mut self, at: Nanos, silo: SiloId, view: &TableView) {
+        for p in &mut self.pending {
+            if view
+                .row(p.target)
+                .is_some_and(|r| r.status == SiloStatus::Dead)
+            {
+                p.waiting.retain(|&s| s != silo);
+            }
+        }
+        self.settle(at);
+        self.record(|| {
+            let count = |status| view.rows.iter().filter(|r| r.status == status).count() as u32;
+            ClusterLogRecord::View {
+                at,
+                silo,
+                version: view.version,
+                active: count(SiloStatus::Active),
+                dead: count(SiloStatus::Dead),
+            }
+        });
+    }
+
+    /// An agent event of `silo` at `at`.
+    pub(crate) fn event(&mut self, at: Nanos, silo: SiloId, event: AgentEvent) {
+        match event {
+            AgentEvent::SuspicionStarted { target } => {
+                let declared = false;
+                let i = self.suspicions.len();
+                self.suspicions.push(Suspicion {
+                    start: at,
+                    end: None,
+                    monitor: silo,
+                    target,
+                    declared,
+                });
+                self.open.insert((silo, target), i);
+                self.record(|| ClusterLogRecord::Suspicion {
+                    at,
+                    monitor: silo,
+                    target,
+                    started: true,
+                });
+            }
+            AgentEvent::SuspicionEnded { target } => {
+                if let Some(i) = self.open.remove(&(silo, target)) {
+                    self.suspicions[i].end = Some(at);
+                }
+                self.record(|| ClusterLogRecord::Suspicion {
+                    at,
+                    monitor: silo,
+                    target,
+                    started: false,
+                });
+            }
+            AgentEvent::Voted { .. } => self.counts.votes += 1,
+            AgentEvent::VoteWithheld { target } => {
+                self.counts.votes_withheld += 1;
+                self.record(|| ClusterLogRecord::Withheld {
+                    at,
+                    monitor: silo,
+                    target,
+                });
+            }
+            AgentEvent::Joined => self.record(|| ClusterLogRecord::Node {
+                at,
+                silo,
+                change: NodeChange::Joined,
+            }),
+            AgentEvent::Terminated | AgentEvent::JoinGaveUp | AgentEvent::ViewChanged { .. } => {}
+        }
+    }
+
+    pub(crate) fn message(&mut self, bytes: u64) {
+        self.counts.messages += 1;
+        self.counts.bytes += bytes;
+    }
+
+    /// Closes the books at the end of the run.
+    pub(crate) fn finish(&mut self, end: Nanos) {
+        for slot in &mut self.running {
+            if let Some((_, since)) = slot.take() {
+                self.node_time = self.node_time + (end - since);
+            }
+        }
+        for d in &mut self.declarations {
+            if d.false_positive && d.destroyed.is_zero() {
+                d.destroyed = end - d.at;
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! A node of a membership run: the silo process it runs (an agent, or none
+//! while it is down), its generation, its clock, and what slows it: a
+//! stop-the-world pause holds everything it would handle until the pause
+//! ends; CPU starvation (`degrade`) makes every event it handles cost
+//! `slowdown` more, so its inbox backs up.
+
+use fdlab_protocol::membership::OrleansAgent;
+use fdlab_protocol::Nanos;
+
+use crate::clock::Clock;
+
+use super::cluster::Item;
+
+#[derive(Debug)]
+pub(crate) struct Node {
+    pub(crate) clock: Clock,
+    /// The running silo; none while the node is down.
+    pub(crate) agent: Option<OrleansAgent>,
+    /// The generation of the running silo, or of the last one.
+    pub(crate) generation: u32,
+    /// Whether any silo ran on this node yet.
+    pub(crate) started: bool,
+    /// When the current pause began, if paused.
+    pub(crate) paused_at: Option<Nanos>,
+    /// What arrived during the pause, in arrival order.
+    pub(crate) held: Vec<Item>,
+    /// Extra processing time of every event (CPU starvation).
+    pub(crate) slowdown: Nanos,
+    /// When the node finishes what it is handling.
+    pub(crate) busy_until: Nanos,
+    /// The timer armed for the agent: true time and epoch.
+    pub(crate) timer: Option<Nanos>,
+    pub(crate) epoch: u64,
+}
+
+impl Node {
+    pub(crate) fn new(clock: Clock) -> Node {
+        Node {
+            clock,
+            agent: None,
+            generation: 0,
+            started: false,
+            paused_at: None,
+            held: Vec::new(),
+            slowdown: Nanos::ZERO,
+            busy_until: Nanos::ZERO,
+            timer: None,
+            epoch: 0,
+        }
+    }
+
+    /// Takes the node down: the silo, what it held, its timer.
+    pub(crate) fn stop(&mut self) -> Option<OrleansAgent> {
+        self.paused_at = None;
+        self.held.clear();
+        self.timer = None;
+        self.epoch += 1;
+        self.agent.take()
+    }
+}
