@@ -57,3 +57,20 @@ fn runs_are_reproducible() {
     assert_eq!(a, b);
     assert_eq!(la, lb);
 }
+
+#[test]
+#[ignore = "timing probe; run with --release --ignored"]
+fn thousand_silos_one_hour() {
+    let mut s = cluster(1000, 60, Vec::new()).into_inner();
+    s.membership.as_mut().unwrap().start_spread = Nanos::from_secs(60);
+    let s = ValidScenario::new(s).unwrap();
+    let t = std::time::Instant::now();
+    let (o, _) = run(&s, 1, 0, false);
+    eprintln!(
+        "{:.1}s events {} declarations {} counts {:?}",
+        t.elapsed().as_secs_f64(),
+        o.events,
+        o.declarations.len(),
+        o.counts
+    );
+}
