@@ -28,7 +28,8 @@ pub struct BenchArgs {
     /// Fewer repetitions and a smaller trace (for a smoke run, not for figures).
     #[arg(long)]
     quick: bool,
-    /// Only these parts: detectors, trace, pipeline, mesh, sweep (default: all).
+    /// Only these parts: detectors, trace, pipeline, mesh, sweep, membership
+    /// (default: all).
     #[arg(long, value_delimiter = ',', value_name = "PART")]
     only: Vec<Part>,
 }
@@ -41,6 +42,7 @@ pub enum Part {
     Pipeline,
     Mesh,
     Sweep,
+    Membership,
 }
 
 /// Repetitions per figure; the median is reported.
@@ -211,6 +213,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     if want(Part::Sweep) {
         sweeps(args.quick)?;
     }
+    if want(Part::Membership) {
+        crate::bench_cluster::measure(args.quick)?;
+    }
     match peak_memory_kib() {
         Some(kib) => say!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
         None => say!("\npeak memory: not available on this platform"),
@@ -347,7 +352,7 @@ fn generate_trace(rows: usize) -> String {
 }
 
 /// The process's peak resident memory in KiB (Linux only).
-fn peak_memory_kib() -> Option<u64> {
+pub fn peak_memory_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()

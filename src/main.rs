@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 #[macro_use]
 mod out;
 mod bench;
+mod bench_cluster;
 mod budget;
 mod check;
 mod list;

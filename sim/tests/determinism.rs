@@ -80,6 +80,8 @@ fn fault(kind: FaultKind, node: String, other: String, at: u64, len: u64, flag: 
         ..Default::default()
     };
     match kind {
+        // Membership scenarios only (`kind()` never draws them).
+        FaultKind::TableOutage | FaultKind::SlowTable => {}
         FaultKind::Crash | FaultKind::Restart => {
             f.node = Some(node);
             f.duration = flag.then_some(ms(len));
@@ -248,6 +250,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     } else {
                         Vec::new()
                     },
+                    membership: None,
                     topology,
                 }
             },
@@ -331,6 +334,7 @@ fn a_split_mesh_run_equals_the_single_pass() {
             drift: 0.002,
             offset: SignedNanos(3_000_000),
         }],
+        membership: None,
     };
     s.validate().unwrap();
     assert!(part_count(&valid(&s), 3) > 2, "the test must split the run");

@@ -51,7 +51,11 @@ fn a_crashed_silo_is_declared_and_views_agree() {
 
 #[test]
 fn runs_are_reproducible() {
-    let s = cluster(12, 4, vec![fault(FaultKind::Pause, "n2", 60_000, Some(30_000))]);
+    let s = cluster(
+        12,
+        4,
+        vec![fault(FaultKind::Pause, "n2", 60_000, Some(30_000))],
+    );
     let (a, la) = run(&s, 7, 0, true);
     let (b, lb) = run(&s, 7, 0, true);
     assert_eq!(a, b);

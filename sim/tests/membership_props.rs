@@ -54,7 +54,11 @@ fn any_fault(nodes: u32) -> impl Strategy<Value = Fault> {
             2 => Fault {
                 kind: Some(FaultKind::Partition),
                 node,
-                direction: Some(if b % 2 == 0 { Direction::Both } else { Direction::OneWay }),
+                direction: Some(if b % 2 == 0 {
+                    Direction::Both
+                } else {
+                    Direction::OneWay
+                }),
                 ..base
             },
             3 => Fault {
@@ -85,7 +89,13 @@ fn any_fault(nodes: u32) -> impl Strategy<Value = Fault> {
 }
 
 fn any_mix() -> impl Strategy<Value = (u32, Vec<Fault>, u64)> {
-    (3u32..12).prop_flat_map(|n| (Just(n), prop::collection::vec(any_fault(n), 0..5), 0u64..1_000))
+    (3u32..12).prop_flat_map(|n| {
+        (
+            Just(n),
+            prop::collection::vec(any_fault(n), 0..5),
+            0u64..1_000,
+        )
+    })
 }
 
 proptest! {

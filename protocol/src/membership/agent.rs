@@ -218,7 +218,9 @@ impl OrleansAgent {
                     self.handle_pong(now, from, probe);
                 }
             }
-            Message::IndirectPing { probe, target } => self.handle_indirect_ping(now, from, probe, target),
+            Message::IndirectPing { probe, target } => {
+                self.handle_indirect_ping(now, from, probe, target)
+            }
             Message::IndirectReply { probe, outcome } => {
                 self.handle_indirect_reply(now, from, probe, outcome)
             }
@@ -247,12 +249,16 @@ impl OrleansAgent {
             return;
         }
         match reply.result {
-            TableResult::Unavailable => {
-                self.back_off(now, self.config.error_backoff_min, self.config.error_backoff_max)
-            }
-            TableResult::Conflict => {
-                self.back_off(now, self.config.status_backoff_min, self.config.status_backoff_max)
-            }
+            TableResult::Unavailable => self.back_off(
+                now,
+                self.config.error_backoff_min,
+                self.config.error_backoff_max,
+            ),
+            TableResult::Conflict => self.back_off(
+                now,
+                self.config.status_backoff_min,
+                self.config.status_backoff_max,
+            ),
             TableResult::Read(view) => {
                 self.process_view(now, view);
                 if self.status != SiloStatus::Dead {
@@ -286,17 +292,27 @@ impl OrleansAgent {
         }
         match self.running.as_ref().map(|r| &r.step) {
             Some(Step::Backoff(until)) if *until <= now => self.begin(now),
-            Some(Step::Connectivity { deadline, .. }) if *deadline <= now => {
-                self.back_off(now, self.config.status_backoff_min, self.config.status_backoff_max)
-            }
+            Some(Step::Connectivity { deadline, .. }) if *deadline <= now => self.back_off(
+                now,
+                self.config.status_backoff_min,
+                self.config.status_backoff_max,
+            ),
             _ => {}
         }
         if self.next_i_am_alive.is_some_and(|t| t <= now) {
-            self.next_i_am_alive = Some(next_on_grid(self.next_i_am_alive, now, self.config.i_am_alive_period));
+            self.next_i_am_alive = Some(next_on_grid(
+                self.next_i_am_alive,
+                now,
+                self.config.i_am_alive_period,
+            ));
             self.enqueue(Task::IAmAlive);
         }
         if self.next_refresh.is_some_and(|t| t <= now) {
-            self.next_refresh = Some(next_on_grid(self.next_refresh, now, self.config.table_refresh_period));
+            self.next_refresh = Some(next_on_grid(
+                self.next_refresh,
+                now,
+                self.config.table_refresh_period,
+            ));
             self.enqueue(Task::Refresh);
         }
         self.relays_timeout(now);
@@ -352,6 +368,12 @@ impl OrleansAgent {
     /// The next thing that happened.
     pub fn poll_event(&mut self) -> Option<AgentEvent> {
         self.events.pop_front()
+    }
+
+    /// The id the next table operation will get (tests match replies).
+    #[cfg(test)]
+    pub(super) fn next_op_for_tests(&self) -> u64 {
+        self.next_op
     }
 
     // ----- internals -----
@@ -508,7 +530,9 @@ impl OrleansAgent {
         for r in &self.view.rows {
             let watched = r.silo != self.me
                 && matches!(r.status, SiloStatus::Joining | SiloStatus::Active)
-                && (super::votes::fresh_votes(r, now, c.death_vote_expiration).next().is_some()
+                && (super::votes::fresh_votes(r, now, c.death_vote_expiration)
+                    .next()
+                    .is_some()
                     || is_stale(r, now, c.stale_after()));
             if watched && !wanted.contains(&r.silo) {
                 wanted.push(r.silo);
@@ -665,7 +689,11 @@ impl OrleansAgent {
             c.stale_after(),
         );
         let declared = votes.len() >= needed;
-        let status = if declared { SiloStatus::Dead } else { row.status };
+        let status = if declared {
+            SiloStatus::Dead
+        } else {
+            row.status
+        };
         let op = update(row, status, votes, view.version);
         self.issue(op, Write::Vote { target, declared });
     }
@@ -684,7 +712,8 @@ impl OrleansAgent {
                 self.activated(now);
             }
             Write::Vote { target, declared } => {
-                self.events.push_back(AgentEvent::Voted { target, declared });
+                self.events
+                    .push_back(AgentEvent::Voted { target, declared });
                 self.gossip();
                 self.finish();
                 self.enqueue(Task::Refresh);

@@ -110,9 +110,9 @@ mod tests {
         // A 3.5 s stall: 3 whole seconds, for the window after it.
         h.stall(s(26), Nanos::from_millis(3_500), c.health_window());
         assert_eq!(h.score(s(27), &c, 0, true, 5), 3);
-        assert_eq!(h.score(s(40), &c, 0, true, 5), 3);
+        assert_eq!(h.score(s(38), &c, 0, true, 5), 3);
         assert_eq!(h.score(s(41), &c, 0, true, 5), 2); // stall expired; probes now quiet
-        // Capped at 8.
+                                                       // Capped at 8.
         h.stall(s(50), s(30), c.health_window());
         assert_eq!(h.score(s(51), &c, 1, true, 5), MAX_HEALTH_SCORE);
     }

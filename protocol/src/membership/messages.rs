@@ -23,13 +23,25 @@ pub enum IndirectOutcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Message {
     /// A probe; the target answers with a [`Message::Pong`] of the same id.
-    Ping { probe: u64 },
-    Pong { probe: u64 },
+    Ping {
+        probe: u64,
+    },
+    Pong {
+        probe: u64,
+    },
     /// Probe `target` on my behalf (`ProbeIndirectly`).
-    IndirectPing { probe: u64, target: SiloId },
-    IndirectReply { probe: u64, outcome: IndirectOutcome },
+    IndirectPing {
+        probe: u64,
+        target: SiloId,
+    },
+    IndirectReply {
+        probe: u64,
+        outcome: IndirectOutcome,
+    },
     /// The table changed: read it if your view is older than `version`.
-    Gossip { version: u64 },
+    Gossip {
+        version: u64,
+    },
 }
 
 impl Message {

@@ -17,6 +17,9 @@ pub mod ring;
 pub mod table;
 pub mod votes;
 
+#[cfg(test)]
+mod tests;
+
 pub use agent::OrleansAgent;
 pub use config::OrleansConfig;
 pub use judge::JudgeSpec;

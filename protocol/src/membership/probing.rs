@@ -223,11 +223,10 @@ impl OrleansAgent {
         probe: u64,
         outcome: IndirectOutcome,
     ) {
-        let Some(i) = self
-            .peers
-            .iter()
-            .position(|p| p.probe.is_some_and(|q| q.id == probe && q.via == Some(from)))
-        else {
+        let Some(i) = self.peers.iter().position(|p| {
+            p.probe
+                .is_some_and(|q| q.id == probe && q.via == Some(from))
+        }) else {
             return;
         };
         match outcome {

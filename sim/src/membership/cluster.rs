@@ -3,8 +3,7 @@
 //! concerns, and every output of an agent carried out at once.
 
 use fdlab_protocol::membership::{
-    AgentEvent, JudgeSpec, Message, OrleansAgent, OrleansConfig, SiloId, TableReply,
-    TableRequest,
+    AgentEvent, JudgeSpec, Message, OrleansAgent, OrleansConfig, SiloId, TableReply, TableRequest,
 };
 use fdlab_protocol::Nanos;
 
@@ -390,7 +389,9 @@ impl Cluster {
             }
             // Partitions deliver held messages by themselves (see
             // `network`); backpressure is refused in membership scenarios.
-            Action::Heal { .. } | Action::BackpressureStart { .. } | Action::BackpressureEnd { .. } => {}
+            Action::Heal { .. }
+            | Action::BackpressureStart { .. }
+            | Action::BackpressureEnd { .. } => {}
         }
     }
 

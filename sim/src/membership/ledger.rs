@@ -76,7 +76,13 @@ impl Ledger {
 
     /// A silo's process stopped at `at`; `crash` when a fault killed it
     /// (`fault`: its record), otherwise it stopped itself.
-    pub(crate) fn stopped(&mut self, at: Nanos, silo: SiloId, change: NodeChange, fault: Option<usize>) {
+    pub(crate) fn stopped(
+        &mut self,
+        at: Nanos,
+        silo: SiloId,
+        change: NodeChange,
+        fault: Option<usize>,
+    ) {
         if let Some((generation, since)) = self.running[silo.node as usize].take() {
             debug_assert_eq!(generation, silo.generation);
             self.node_time = self.node_time + (at - since);
@@ -106,7 +112,15 @@ impl Ledger {
         // Its open suspicions end here.
         let mine: Vec<(SiloId, SiloId)> = self
             .open
-            .range((silo, SiloId { node: 0, generation: 0 })..)
+            .range(
+                (
+                    silo,
+                    SiloId {
+                        node: 0,
+                        generation: 0,
+                    },
+                )..,
+            )
             .take_while(|((m, _), _)| *m == silo)
             .map(|(k, _)| *k)
             .collect();
@@ -177,7 +191,12 @@ impl Ledger {
         for c in self.crashes.iter_mut().filter(|c| c.silo == target) {
             c.declared.get_or_insert(at);
         }
-        let waiting = self.active.keys().copied().filter(|&s| s != target).collect();
+        let waiting = self
+            .active
+            .keys()
+            .copied()
+            .filter(|&s| s != target)
+            .collect();
         self.pending.push(Pending {
             declaration: i,
             target,

@@ -31,8 +31,8 @@ use crate::faults::Schedule;
 use crate::rng::Streams;
 use crate::scenario::CLASSIC_JUDGE;
 use crate::valid::ValidScenario;
-use outcome::{ClusterLogRecord, ClusterOutcome};
 use cluster::Cluster;
+use outcome::{ClusterLogRecord, ClusterOutcome};
 
 /// The judges of a membership scenario, in order: `(name, judge)`.
 /// Default: `classic`, then every detector.
@@ -67,10 +67,7 @@ pub fn run(
     judge: usize,
     log: bool,
 ) -> (ClusterOutcome, Option<Vec<ClusterLogRecord>>) {
-    let setup = scenario
-        .membership
-        .as_ref()
-        .expect("a membership scenario");
+    let setup = scenario.membership.as_ref().expect("a membership scenario");
     let (judge_name, judge_spec) = judges(scenario).swap_remove(judge);
     let streams = Streams::new(seed);
     let names = scenario.topology.node_names();

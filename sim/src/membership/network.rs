@@ -31,11 +31,21 @@ impl Network {
 
     /// When a message `from -> to` sent at `at` arrives, or none if it is
     /// lost or cut. A partition in `hold` mode delivers at its heal.
-    pub(crate) fn arrival(&mut self, schedule: &Schedule, from: u32, to: u32, at: Nanos) -> Option<Nanos> {
+    pub(crate) fn arrival(
+        &mut self,
+        schedule: &Schedule,
+        from: u32,
+        to: u32,
+        at: Nanos,
+    ) -> Option<Nanos> {
         let rng = &mut self.streams[from as usize];
         let mut loss = self.loss;
         let mut extra = Nanos::ZERO;
-        for f in schedule.link_faults.iter().filter(|f| f.applies(from, to, at)) {
+        for f in schedule
+            .link_faults
+            .iter()
+            .filter(|f| f.applies(from, to, at))
+        {
             extra = extra + f.extra_latency;
             loss = 1.0 - (1.0 - loss) * (1.0 - f.loss_at(at));
         }

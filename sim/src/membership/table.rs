@@ -84,7 +84,11 @@ impl TableService {
     }
 
     /// Applies `request`, arrived at `at`.
-    pub(crate) fn apply(&mut self, at: Nanos, request: &TableRequest) -> (TableResult, Option<Applied>) {
+    pub(crate) fn apply(
+        &mut self,
+        at: Nanos,
+        request: &TableRequest,
+    ) -> (TableResult, Option<Applied>) {
         if self.down(at) {
             self.unavailable += 1;
             return (TableResult::Unavailable, None);
@@ -148,9 +152,7 @@ impl TableService {
         self.snapshot = None;
         let two_active = row.status == SiloStatus::Active
             && self.rows.values().any(|r| {
-                r.silo.node == row.silo.node
-                    && r.silo != row.silo
-                    && r.status == SiloStatus::Active
+                r.silo.node == row.silo.node && r.silo != row.silo && r.status == SiloStatus::Active
             });
         Applied {
             row,
@@ -193,7 +195,10 @@ mod tests {
     }
 
     fn silo(node: u32) -> SiloId {
-        SiloId { node, generation: 0 }
+        SiloId {
+            node,
+            generation: 0,
+        }
     }
 
     fn insert(node: u32, version: u64) -> TableRequest {
@@ -244,7 +249,16 @@ mod tests {
             },
         };
         assert_eq!(t.apply(Nanos::ZERO, &alive).0, TableResult::Written);
-        let TableResult::Read(view) = t.apply(Nanos::ZERO, &TableRequest { id: OpId(3), op: TableOp::ReadAll }).0 else {
+        let TableResult::Read(view) = t
+            .apply(
+                Nanos::ZERO,
+                &TableRequest {
+                    id: OpId(3),
+                    op: TableOp::ReadAll,
+                },
+            )
+            .0
+        else {
             panic!("a read");
         };
         assert_eq!(view.version, 3);
@@ -267,8 +281,14 @@ mod tests {
             Sampler::Constant(Nanos::from_millis(1)),
             ChaCha8Rng::seed_from_u64(1),
         );
-        assert_eq!(t.apply(Nanos::from_secs(10), &insert(1, 0)).0, TableResult::Unavailable);
-        assert_eq!(t.apply(Nanos::from_secs(40), &insert(1, 0)).0, TableResult::Written);
+        assert_eq!(
+            t.apply(Nanos::from_secs(10), &insert(1, 0)).0,
+            TableResult::Unavailable
+        );
+        assert_eq!(
+            t.apply(Nanos::from_secs(40), &insert(1, 0)).0,
+            TableResult::Written
+        );
         assert_eq!(t.unavailable, 1);
     }
 }
