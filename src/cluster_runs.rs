@@ -1,0 +1,75 @@
+//! Running membership scenarios over seeds and judges in parallel: every
+//! (judge, seed) is one cluster run (`fdlab_sim::membership::run`); results
+//! come back in judge order, then seed order, whatever the pool's size.
+
+use std::time::Instant;
+
+use fdlab_sim::membership::{self, outcome::ClusterOutcome};
+use fdlab_sim::valid::ValidScenario;
+use rayon::prelude::*;
+
+use crate::simulate::{progress, seed_list};
+
+/// Every run of one membership scenario.
+pub struct ClusterResult {
+    pub scenario: String,
+    /// Judge names, in the scenario's order.
+    pub judges: Vec<String>,
+    /// Judge-major, then seed order.
+    pub runs: Vec<ClusterOutcome>,
+}
+
+/// What [`simulate_clusters`] did.
+pub struct ClustersSimulated {
+    pub results: Vec<ClusterResult>,
+    pub runs: usize,
+    pub events: u64,
+    pub wall: f64,
+}
+
+/// Runs every membership scenario with every judge on `seeds` seeds (default:
+/// each scenario's own) from `first_seed` on.
+pub fn simulate_clusters(
+    scenarios: &[&ValidScenario],
+    seeds: Option<u32>,
+    first_seed: u64,
+    pool: &rayon::ThreadPool,
+) -> Result<ClustersSimulated, String> {
+    let mut jobs: Vec<(usize, usize, u64)> = Vec::new();
+    let mut results = Vec::with_capacity(scenarios.len());
+    for (i, s) in scenarios.iter().enumerate() {
+        let list = seed_list(first_seed, seeds, s.seeds).map_err(|e| format!("{}: {e}", s.name))?;
+        let judges = membership::judges(s);
+        for j in 0..judges.len() {
+            jobs.extend(list.iter().map(|&seed| (i, j, seed)));
+        }
+        results.push(ClusterResult {
+            scenario: s.name.clone(),
+            judges: judges.into_iter().map(|(name, _)| name).collect(),
+            runs: Vec::new(),
+        });
+    }
+    let bar = progress(jobs.len() as u64, "cluster runs");
+    let started = Instant::now();
+    let outcomes: Vec<ClusterOutcome> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(i, j, seed)| {
+                let (outcome, _) = membership::run(scenarios[i], seed, j, false);
+                bar.inc(1);
+                outcome
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
+    let events = outcomes.iter().map(|o| o.events).sum();
+    for (&(i, _, _), outcome) in jobs.iter().zip(outcomes) {
+        results[i].runs.push(outcome);
+    }
+    Ok(ClustersSimulated {
+        results,
+        runs: jobs.len(),
+        events,
+        wall,
+    })
+}
