@@ -67,8 +67,8 @@ pub const MAX_RANDOM_FAULTS: f64 = 1_000_000.0;
 /// holds that times silos². 20,000 silos make about 12.8 GB, below the
 /// 16 GiB of [`MAX_DETECTOR_STATE_BYTES`] with room for the judges' state
 /// (silos × `num_probed_silos`, checked with it), and far beyond the
-/// largest Orleans clusters run in production (a few thousand silos). The
-/// run budget refuses, below this, what the machine cannot hold.
+/// 1,000-node benchmark. The run budget refuses, below this, what the
+/// machine cannot hold.
 pub const MAX_SILOS: u32 = 20_000;
 
 /// Bytes a membership silo holds per silo of the cluster (see
