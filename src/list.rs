@@ -21,11 +21,20 @@ pub fn run(args: &ListArgs) -> Result<(), String> {
     if args.faults {
         return faults();
     }
-    say!("Built-in scenarios (`fdlab run NAME`; the files are under scenarios/builtin/):\n");
+    say!("Built-in scenarios (`fdlab run NAME`; the files are under scenarios/builtin/; membership scenarios: docs/membership.md):\n");
+    let width = fdlab_scenarios::builtin()
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(0);
     for (name, _) in fdlab_scenarios::builtin() {
         let scenario = fdlab_scenarios::resolve(name).map_err(|e| e.to_string())?;
+        let kind = match &scenario.membership {
+            Some(m) => format!("membership ({}): ", m.protocol.name()),
+            None => String::new(),
+        };
         say!(
-            "  {name:<22} {:>3} seeds  {}",
+            "  {name:<width$} {:>3} seeds  {kind}{}",
             scenario.seeds,
             scenario.description.trim()
         );
@@ -77,7 +86,7 @@ fn faults() -> Result<(), String> {
     say!("[[random_faults]]: kind (crash, pause, slow-link, loss, backpressure, degrade), rate_per_node_hour,");
     say!("  duration (a distribution; default 1s), extra_latency, probability, slowdown, capacity, expect\n");
     say!("[[clocks]]: node, drift (-0.5 to 0.5; 1e-4 = 100 ppm fast), offset (\"+250ms\", \"-1s\")\n");
-    say!("Distributions (latency, data_latency, workload.interval, workload.service_time, on, off, duration):");
+    say!("Distributions (latency, data_latency, workload.interval, workload.service_time, on, off, duration, table_latency):");
     for (dist, keys) in [
         ("constant", "value"),
         ("uniform", "min, max"),
@@ -95,6 +104,22 @@ fn faults() -> Result<(), String> {
     say!("[topology]: kind = \"mesh\" (nodes, monitors_per_node = N | \"all\") or \"dataflow\" (layers = [2, 2, 2])");
     say!("[network]: latency, data_latency, loss, heartbeat_channel = \"control\" | \"data\", send_buffer, receive_queue");
     say!("[workload]: interval, service_time, on, off, idle_frame_interval, maintenance_frames");
+    say!("[membership]: protocol = \"orleans\", judges = [\"classic\", DETECTOR...], restart_after, table_latency (a distribution)");
+    say!("[membership.orleans]: Orleans' ClusterMembershipOptions in snake case, with Orleans' defaults (docs/membership.md):");
+    let orleans = toml::to_string(&fdlab_protocol::membership::OrleansConfig::default())
+        .map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    for key in orleans.lines() {
+        if !line.is_empty() && line.len() + key.len() > 100 {
+            say!("  {line},");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push_str(", ");
+        }
+        line.push_str(key);
+    }
+    say!("  {line}");
     say!("Top level: description, duration, seeds, name");
     Ok(())
 }

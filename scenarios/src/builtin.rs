@@ -2,7 +2,10 @@
 //! embedded in the binary. They are ordinary scenario files (users can copy
 //! one and edit it); each compares the same baseline detectors (`fixed-3s`,
 //! `phi-akka`, `phi-100ms`, `probe-orleans`, and `decay` where data frames
-//! flow) under one kind of trouble.
+//! flow) under one kind of trouble. The `orleans-*` scenarios are membership
+//! scenarios (docs/membership.md): a cluster of silos running Orleans'
+//! membership, under one case each of the Orleans issue, judged by
+//! `classic` (Orleans' missed-probe count), `phi-5s` and `probe-orleans`.
 
 use fdlab_sim::valid::ValidScenario;
 
@@ -57,6 +60,38 @@ const BUILTIN: &[(&str, &str)] = &[
         "pipeline-blackhole",
         include_str!("../builtin/pipeline-blackhole.toml"),
     ),
+    (
+        "orleans-crash",
+        include_str!("../builtin/orleans-crash.toml"),
+    ),
+    (
+        "orleans-gc-pause",
+        include_str!("../builtin/orleans-gc-pause.toml"),
+    ),
+    (
+        "orleans-cpu-starvation",
+        include_str!("../builtin/orleans-cpu-starvation.toml"),
+    ),
+    (
+        "orleans-asymmetric-partition",
+        include_str!("../builtin/orleans-asymmetric-partition.toml"),
+    ),
+    (
+        "orleans-clock-skew",
+        include_str!("../builtin/orleans-clock-skew.toml"),
+    ),
+    (
+        "orleans-table-outage",
+        include_str!("../builtin/orleans-table-outage.toml"),
+    ),
+    (
+        "orleans-restart",
+        include_str!("../builtin/orleans-restart.toml"),
+    ),
+    (
+        "orleans-random-200",
+        include_str!("../builtin/orleans-random-200.toml"),
+    ),
 ];
 
 /// `(name, TOML text)` of every built-in scenario, in a stable order (the
@@ -100,6 +135,11 @@ mod tests {
             assert_eq!(&scenario.name, name);
             assert!(!scenario.description.is_empty(), "{name} has a description");
             let detectors: Vec<&str> = scenario.detectors.iter().map(|d| d.name.as_str()).collect();
+            if scenario.is_membership() {
+                assert!(name.starts_with("orleans-"), "{name}");
+                continue;
+            }
+            assert!(!name.starts_with("orleans-"), "{name} has no [membership]");
             for baseline in ["fixed-3s", "phi-akka", "phi-100ms", "probe-orleans"] {
                 assert!(detectors.contains(&baseline), "{name} lacks {baseline}");
             }
@@ -140,6 +180,163 @@ mod tests {
                 *text
             );
         }
+    }
+
+    /// The membership built-ins: every case of the Orleans issue, each a
+    /// cluster judged by `classic`, phi and adaptive-probe set up for 5 s
+    /// probes, short enough for CI.
+    #[test]
+    fn the_orleans_scenarios_are_as_the_issue_asks() {
+        use fdlab_protocol::membership::ring::monitored;
+        use fdlab_protocol::membership::SiloId;
+        use fdlab_protocol::{DetectorConfig, Nanos};
+        use fdlab_sim::scenario::{Direction, MonitorCount, CLASSIC_JUDGE};
+
+        let secs = |s: u64| Some(Nanos::from_secs(s));
+        let orleans: Vec<&str> = builtin()
+            .iter()
+            .map(|(n, _)| *n)
+            .filter(|n| n.starts_with("orleans-"))
+            .collect();
+        assert_eq!(
+            orleans,
+            [
+                "orleans-crash",
+                "orleans-gc-pause",
+                "orleans-cpu-starvation",
+                "orleans-asymmetric-partition",
+                "orleans-clock-skew",
+                "orleans-table-outage",
+                "orleans-restart",
+                "orleans-random-200",
+            ]
+        );
+        for name in &orleans {
+            let s = builtin_scenario(name).unwrap().unwrap();
+            assert!(s.is_membership(), "{name}");
+            assert_eq!(
+                s.judge_names(),
+                [CLASSIC_JUDGE, "phi-5s", "probe-orleans"],
+                "{name}"
+            );
+            let orleans = &s.membership.as_ref().unwrap().orleans;
+            assert_eq!(orleans, &Default::default(), "{name}: Orleans' defaults");
+            // Judges set up for a probe every `probe_timeout`.
+            let DetectorConfig::PhiAccrual(phi) = &s.detectors[0].config else {
+                panic!("{name}: phi-5s")
+            };
+            assert_eq!(phi.interval, orleans.probe_timeout, "{name}");
+            assert_eq!(
+                phi.first_heartbeat_estimate, orleans.probe_timeout,
+                "{name}"
+            );
+            let DetectorConfig::AdaptiveProbe(probe) = &s.detectors[1].config else {
+                panic!("{name}: probe-orleans")
+            };
+            assert_eq!(probe.initial_timeout, orleans.probe_timeout, "{name}");
+            assert_eq!(probe.missed_probes_limit, orleans.num_missed_probes_limit);
+            let Topology::Mesh {
+                nodes,
+                monitors_per_node,
+            } = s.topology
+            else {
+                panic!("{name}: a mesh")
+            };
+            assert_eq!(monitors_per_node, MonitorCount::All, "{name}");
+            let (silos, seeds) = if *name == "orleans-random-200" {
+                (200, 5)
+            } else {
+                (20, 20)
+            };
+            assert_eq!((nodes, s.seeds), (silos, seeds), "{name}");
+            let minutes = s.duration.as_secs_f64() / 60.0;
+            assert!((5.0..=10.0).contains(&minutes), "{name}: {minutes} minutes");
+            // Faults come once the cluster has formed.
+            for fault in &s.faults {
+                assert!(
+                    fault.at.unwrap().as_secs_f64() >= 120.0,
+                    "{name}: {fault:?}"
+                );
+            }
+        }
+
+        let s = |name: &str| builtin_scenario(name).unwrap().unwrap();
+        let crash = s("orleans-crash");
+        assert_eq!(crash.faults.len(), 1);
+        assert_eq!(crash.faults[0].kind(), FaultKind::Crash);
+        assert_eq!(crash.faults[0].duration, None, "stays down");
+        assert_eq!(crash.faults[0].expect(), Expect::Detect);
+
+        let gc = s("orleans-gc-pause");
+        assert_eq!(gc.faults[0].kind(), FaultKind::Pause);
+        assert_eq!(gc.faults[0].duration, secs(30));
+        assert_eq!(gc.faults[0].expect(), Expect::Tolerate);
+
+        let cpu = s("orleans-cpu-starvation");
+        assert_eq!(cpu.faults[0].kind(), FaultKind::Degrade);
+        assert_eq!(cpu.faults[0].duration, secs(300));
+        assert_eq!(cpu.faults[0].expect(), Expect::Tolerate);
+
+        // n6's replies cannot reach three silos that probe it, and that it
+        // does not probe itself, in the cluster as it stands at the fault.
+        let split = s("orleans-asymmetric-partition");
+        let silos: Vec<SiloId> = (0..20)
+            .map(|node| SiloId {
+                node,
+                generation: 0,
+            })
+            .collect();
+        let probes = |n: u32| -> Vec<u32> {
+            monitored(silos[n as usize], &silos, 10)
+                .iter()
+                .map(|s| s.node)
+                .collect()
+        };
+        assert_eq!(split.faults.len(), 3);
+        for fault in &split.faults {
+            assert_eq!(fault.kind(), FaultKind::Loss);
+            assert_eq!(fault.direction, Some(Direction::OneWay));
+            assert_eq!(fault.probability, Some(1.0));
+            assert_eq!(fault.from.as_deref(), Some("n6"));
+            let to: u32 = fault.to.as_deref().unwrap()[1..].parse().unwrap();
+            assert!(probes(to).contains(&6), "n{to} does not probe n6");
+            assert!(!probes(6).contains(&to), "n6 probes n{to}");
+            assert_eq!(fault.expect(), Expect::Tolerate);
+        }
+
+        let skew = s("orleans-clock-skew");
+        assert_eq!(skew.clocks.len(), 1);
+        assert_eq!(skew.clocks[0].node, "n3");
+        assert_eq!(
+            skew.clocks[0].offset.0, -180_000_000_000,
+            "3 minutes behind"
+        );
+        assert!(probes(3).contains(&11), "n3 probes the silo that crashes");
+        assert_eq!(skew.faults[0].node.as_deref(), Some("n11"));
+
+        // The outage covers the moment the crash would be declared (3 missed
+        // 5 s probes after it).
+        let outage = s("orleans-table-outage");
+        let (crash, table) = (&outage.faults[0], &outage.faults[1]);
+        assert_eq!(crash.kind(), FaultKind::Crash);
+        assert_eq!(table.kind(), FaultKind::TableOutage);
+        assert_eq!(table.duration, secs(30));
+        let declared = crash.at.unwrap().as_secs_f64() + 15.0;
+        let start = table.at.unwrap().as_secs_f64();
+        assert!(start < declared && declared < start + 30.0, "{start}");
+
+        let restart = s("orleans-restart");
+        assert_eq!(restart.faults[0].kind(), FaultKind::Crash);
+        let back = restart.faults[0].duration.unwrap().as_secs_f64();
+        assert!(back < 15.0, "restarts before it can be declared: {back}");
+
+        let random = s("orleans-random-200");
+        let kinds: Vec<FaultKind> = random.random_faults.iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, [FaultKind::Pause, FaultKind::Crash]);
+        assert!(random
+            .random_faults
+            .iter()
+            .all(|r| r.rate_per_node_hour <= 1.0));
     }
 
     #[test]

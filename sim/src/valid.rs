@@ -5,7 +5,7 @@ use std::ops::Deref;
 
 use fdlab_protocol::{Detector, Nanos, ValidConfig};
 
-use crate::scenario::{DetectorSetup, Scenario, ScenarioError};
+use crate::scenario::{DetectorSetup, Scenario, ScenarioError, CLASSIC_JUDGE};
 
 /// A [`Scenario`] that passed [`Scenario::validate`], with each detector's
 /// configuration kept validated. The only way to make one is
@@ -53,7 +53,10 @@ impl ValidScenario {
     /// that order). Nothing is checked again: a selection of a valid
     /// scenario's detectors is valid (their names stay distinct, each is
     /// valid on its own, and every limit on their number or state only
-    /// shrinks), as long as it keeps one.
+    /// shrinks), as long as it keeps one. A membership scenario's
+    /// `membership.judges`, when given, keeps `classic` and the selected
+    /// detectors, in its order (every detector of a valid membership
+    /// scenario is a judge, so none is left out).
     pub fn select_detectors(&self, indices: &[usize]) -> ValidScenario {
         debug_assert!(!indices.is_empty(), "a scenario needs a detector");
         debug_assert!(
@@ -68,6 +71,10 @@ impl ValidScenario {
             .iter()
             .map(|&i| self.scenario.detectors[i].clone())
             .collect();
+        if let Some(judges) = scenario.membership.as_mut().and_then(|m| m.judges.as_mut()) {
+            let kept = &scenario.detectors;
+            judges.retain(|j| j == CLASSIC_JUDGE || kept.iter().any(|d| &d.name == j));
+        }
         let configs = indices.iter().map(|&i| self.configs[i].clone()).collect();
         ValidScenario { scenario, configs }
     }
@@ -162,5 +169,22 @@ mod tests {
         assert_eq!(e.path, "detectors[1].name");
         let valid = ValidScenario::new(scenario()).unwrap();
         assert!(valid.with_detectors(Vec::new()).is_err());
+    }
+
+    #[test]
+    fn a_selection_of_a_membership_scenario_keeps_its_judges_in_step() {
+        let mut s = scenario();
+        s.membership = Some(crate::scenario::MembershipSetup {
+            judges: Some(vec!["b".into(), "classic".into(), "a".into(), "c".into()]),
+            ..Default::default()
+        });
+        let valid = ValidScenario::new(s).unwrap();
+        let picked = valid.select_detectors(&[2, 1]);
+        assert_eq!(picked.judge_names(), ["b", "classic", "c"]);
+        // What a check would say of the selection, had it been made again.
+        assert_eq!(
+            ValidScenario::new(picked.scenario().clone()).unwrap(),
+            picked
+        );
     }
 }

@@ -228,4 +228,35 @@ mod tests {
         let e = check_live(&s, "x.toml").unwrap_err();
         assert!(e.starts_with("x.toml: workload.maintenance_frames"), "{e}");
     }
+
+    #[test]
+    fn membership_scenarios_and_table_faults_are_refused_with_one_error() {
+        for (name, _) in fdlab_scenarios::builtin() {
+            let s = resolve(name).unwrap();
+            if !s.is_membership() {
+                continue;
+            }
+            let e = live_scenario(name, None).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "{name}: [membership]: membership scenarios (orleans)"
+                )),
+                "{e}"
+            );
+            assert!(!e.contains('\n'), "{e}");
+        }
+        // A table fault without [membership] is not a valid scenario; were
+        // one handed over, it is refused all the same.
+        let mut s = resolve("crash-mesh").unwrap().into_inner();
+        s.faults.push(fdlab_sim::scenario::Fault {
+            kind: Some(fdlab_sim::scenario::FaultKind::TableOutage),
+            at: Some(Nanos::from_secs(10)),
+            ..Default::default()
+        });
+        let e = check_live(&s, "x.toml").unwrap_err();
+        assert!(
+            e.starts_with("x.toml: faults[1].kind = \"table-outage\" is not supported live"),
+            "{e}"
+        );
+    }
 }

@@ -20,6 +20,13 @@ pub const MAX_DURATION: Nanos = Nanos::from_secs(300);
 /// Checks that `scenario` can run live; the error names `name` (the file as
 /// given, or the built-in's name) and the field.
 pub fn check_live(s: &Scenario, name: &str) -> Result<(), String> {
+    // Its table faults go with it: only a membership scenario has them.
+    if let Some(m) = &s.membership {
+        return Err(format!(
+            "{name}: [membership]: membership scenarios ({}) are not supported live: a live run starts heartbeat detectors, with no membership agents and no table service; run it with `fdlab run`",
+            m.protocol.name()
+        ));
+    }
     let dataflow = match &s.topology {
         Topology::Mesh { nodes, .. } if *nodes <= MAX_NODES => false,
         Topology::Mesh { nodes, .. } => {

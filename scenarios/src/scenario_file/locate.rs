@@ -40,6 +40,11 @@ impl<'a> Doc<'a> {
         self.places.get(path).map_or(usize::MAX, |p| p.key)
     }
 
+    /// Whether the file writes `path` (a key, a table or an array entry).
+    pub(super) fn written(&self, path: &str) -> bool {
+        self.places.contains_key(path)
+    }
+
     /// The line of `path`; for a key that is not written (a missing key), the
     /// line of the closest enclosing table that is (its header); line 1 for a
     /// missing top-level key.
@@ -395,7 +400,14 @@ pub(super) fn rephrase(message: &str) -> String {
     let message = message.trim();
     if let Some(rest) = message.strip_prefix("unknown field `") {
         return match rest.split_once(", expected ") {
-            Some((_, expected)) => format!("unknown key; expected {expected}"),
+            Some((field, expected)) => {
+                // The keys serde lists are between backticks.
+                let keys = expected.split('`').skip(1).step_by(2);
+                let hint = closest_key(field.trim_end_matches('`'), keys)
+                    .map(|k| format!(" (did you mean `{k}`?)"))
+                    .unwrap_or_default();
+                format!("unknown key{hint}; expected {expected}")
+            }
             None => "unknown key; this table takes no keys".to_string(),
         };
     }

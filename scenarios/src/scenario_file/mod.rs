@@ -25,9 +25,27 @@
 //! at = "60s"
 //! ```
 //!
-//! The tables `[network]`, `[workload]`, `[[faults]]`, `[[random_faults]]` and
-//! `[[clocks]]` are the serde types of `fdlab_sim::scenario`; `[[detectors]]`
-//! go through [`detector_from_table`]. Unknown keys are errors everywhere.
+//! A membership scenario (docs/membership.md) adds a `[membership]` table;
+//! its nodes are the silos of one cluster, and its detectors the judges:
+//!
+//! ```toml
+//! [membership]
+//! judges = ["classic", "phi-5s"]  # default: "classic", then every detector
+//! restart_after = "30s"           # a silo that stopped comes back (default: never)
+//! table_latency = { dist = "lognormal", median = "5ms", sigma = 0.5 }
+//!
+//! [membership.orleans]            # ClusterMembershipOptions, Orleans' defaults
+//! probe_timeout = "5s"
+//! num_votes_for_death_declaration = 2
+//! ```
+//!
+//! The tables `[network]`, `[workload]`, `[[faults]]`, `[[random_faults]]`,
+//! `[[clocks]]` and `[membership]` (with `[membership.orleans]`) are the serde
+//! types of `fdlab_sim::scenario`; `[[detectors]]` go through
+//! [`detector_from_table`]. Unknown keys are errors everywhere, with a "did
+//! you mean" for a key close to one the table takes. A membership
+//! scenario's `topology.monitors_per_node` is refused here, where a key
+//! written can be told from its default: Orleans chooses whom a silo probes.
 //!
 //! Every problem is reported once, as the first [`ScenarioFileError`] found,
 //! naming the file, the line and the key (spec §7). Serde and
@@ -44,7 +62,8 @@ use std::path::Path;
 
 use fdlab_protocol::Nanos;
 use fdlab_sim::scenario::{
-    ClockSetup, DetectorSetup, Dist, Fault, Network, RandomFaults, Scenario, Topology, Workload,
+    ClockSetup, DetectorSetup, Dist, Fault, MembershipSetup, Network, RandomFaults, Scenario,
+    Topology, Workload,
 };
 use fdlab_sim::valid::ValidScenario;
 use serde::de::DeserializeOwned;
@@ -62,7 +81,7 @@ pub const DEFAULT_SEEDS: u32 = 50;
 
 /// The keys a scenario file may have at its top level, in the order the
 /// documentation lists them.
-pub const TOP_LEVEL_KEYS: [&str; 11] = [
+pub const TOP_LEVEL_KEYS: [&str; 12] = [
     "name",
     "description",
     "duration",
@@ -74,6 +93,7 @@ pub const TOP_LEVEL_KEYS: [&str; 11] = [
     "faults",
     "random_faults",
     "clocks",
+    "membership",
 ];
 
 /// The first problem found in a scenario file (or in a CSV file it names).
@@ -151,6 +171,7 @@ pub fn parse_scenario(
     let mut faults = Vec::new();
     let mut random_faults = Vec::new();
     let mut clocks = Vec::new();
+    let mut membership = None;
 
     // In file order, so that the first error reported is the first in the file.
     let mut keys: Vec<(&String, &Value)> = root.iter().collect();
@@ -184,6 +205,7 @@ pub fn parse_scenario(
             "faults" => faults = doc.typed_tables::<Fault>(value, path)?,
             "random_faults" => random_faults = doc.typed_tables::<RandomFaults>(value, path)?,
             "clocks" => clocks = doc.typed_tables::<ClockSetup>(value, path)?,
+            "membership" => membership = Some(doc.typed::<MembershipSetup>(value, path)?),
             _ => return Err(doc.error(path, unknown_top_level_key(path))),
         }
     }
@@ -200,6 +222,15 @@ pub fn parse_scenario(
             "missing; every scenario needs a [topology] table, e.g. `kind = \"mesh\"` and `nodes = 6`",
         ));
     };
+    // A scenario cannot tell a `monitors_per_node = "all"` written from the
+    // default, and in a membership scenario neither applies.
+    if membership.is_some() && doc.written("topology.monitors_per_node") {
+        return Err(doc.error(
+            "topology.monitors_per_node",
+            "does not apply to a membership scenario: each silo probes \
+             `membership.orleans.num_probed_silos` peers, chosen as Orleans does; remove it",
+        ));
+    }
     let mut scenario = Scenario {
         name: name.unwrap_or_else(|| default_name(file)),
         description: description.unwrap_or_default(),
@@ -212,7 +243,7 @@ pub fn parse_scenario(
         faults,
         random_faults,
         clocks,
-        membership: None,
+        membership,
     };
     load_empirical(&doc, &mut scenario, base_dir)?;
     ValidScenario::new(scenario).map_err(|e| doc.error(&e.path, e.problem))
@@ -236,14 +267,20 @@ fn unknown_top_level_key(key: &str) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    if let Some(close) = TOP_LEVEL_KEYS
-        .iter()
-        .filter(|k| strsim::levenshtein(key, k) <= 2)
-        .min_by_key(|k| strsim::levenshtein(key, k))
-    {
+    if let Some(close) = closest_key(key, TOP_LEVEL_KEYS) {
         problem.push_str(&format!(" (did you mean `{close}`?)"));
     }
     problem
+}
+
+/// The key among `keys` that `typo` is most likely a misspelling of: at
+/// most two edits away (the first of the closest).
+fn closest_key<'k>(typo: &str, keys: impl IntoIterator<Item = &'k str>) -> Option<&'k str> {
+    keys.into_iter()
+        .map(|k| (strsim::levenshtein(typo, k), k))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
 }
 
 mod locate;
@@ -711,6 +748,223 @@ drift = 1e-4
         let text = format!("{MINIMAL}\n[[clocks]]\nnode = \"n1\"\ndrift = 0.7\n");
         let e = err("c.toml", &text);
         assert_err(&e, "c.toml", 13, "clocks[0].drift");
+    }
+
+    /// A membership scenario; line numbers below count from its first
+    /// (empty) line.
+    const CLUSTER: &str = r#"
+duration = "5m"
+
+[topology]
+kind = "mesh"
+nodes = 20
+
+[[detectors]]
+name = "phi-5s"
+kind = "phi-accrual"
+interval = "5s"
+
+[membership]
+judges = ["classic", "phi-5s"]
+restart_after = "30s"
+
+[membership.orleans]
+probe_timeout = "5s"
+num_votes_for_death_declaration = 2
+"#;
+
+    fn cluster_with(from: &str, to: &str) -> String {
+        assert!(CLUSTER.contains(from), "{from}");
+        CLUSTER.replacen(from, to, 1)
+    }
+
+    #[test]
+    fn a_membership_scenario_parses() {
+        let s = parse_scenario("orleans.toml", CLUSTER, None).unwrap();
+        let m = s.membership.as_ref().expect("a membership scenario");
+        assert_eq!(m.restart_after, Some(Nanos::from_secs(30)));
+        assert_eq!(m.orleans.probe_timeout, Nanos::from_secs(5));
+        assert_eq!(m.orleans.num_probed_silos, 10, "Orleans' default");
+        assert_eq!(s.judge_names(), ["classic", "phi-5s"]);
+        // Every key of [membership] may be left out.
+        let bare = cluster_with(
+            "judges = [\"classic\", \"phi-5s\"]\nrestart_after = \"30s\"\n",
+            "",
+        );
+        let s = parse_scenario("orleans.toml", &bare, None).unwrap();
+        assert_eq!(s.judge_names(), ["classic", "phi-5s"]);
+        assert_eq!(s.membership.as_ref().unwrap().restart_after, None);
+        // A membership scenario needs no detector: `classic` judges.
+        let text = "duration = \"5m\"\n[topology]\nkind = \"mesh\"\nnodes = 3\n[membership]\n";
+        let s = parse_scenario("bare.toml", text, None).unwrap();
+        assert!(s.detectors.is_empty());
+        assert_eq!(s.judge_names(), ["classic"]);
+    }
+
+    #[test]
+    fn unknown_keys_in_membership_tables_are_named_at_their_line() {
+        let e = err("m.toml", &cluster_with("restart_after", "restart_afer"));
+        let problem = assert_err(&e, "m.toml", 15, "membership.restart_afer");
+        assert!(problem.contains("unknown key"), "{e}");
+        assert!(problem.contains("did you mean `restart_after`"), "{e}");
+        let e = err("m.toml", &cluster_with("probe_timeout", "probe_timout"));
+        let problem = assert_err(&e, "m.toml", 18, "membership.orleans.probe_timout");
+        assert!(problem.contains("did you mean `probe_timeout`"), "{e}");
+        assert!(
+            problem.contains("`num_missed_probes_limit`"),
+            "lists the keys: {e}"
+        );
+        let e = err("m.toml", &format!("{CLUSTER}gossip = true\n"));
+        let problem = assert_err(&e, "m.toml", 20, "membership.orleans.gossip");
+        assert!(
+            problem.starts_with("unknown key; expected"),
+            "no guess: {e}"
+        );
+        // A misspelt table, and the top-level key itself.
+        let e = err(
+            "m.toml",
+            &cluster_with("[membership.orleans]", "[membership.orlean]"),
+        );
+        let problem = assert_err(&e, "m.toml", 17, "membership.orlean");
+        assert!(problem.contains("did you mean `orleans`"), "{e}");
+        let e = err("m.toml", &cluster_with("[membership]", "[membershp]"));
+        let problem = assert_err(&e, "m.toml", 13, "membershp");
+        assert!(problem.contains("did you mean `membership`"), "{e}");
+    }
+
+    #[test]
+    fn bad_membership_values_are_named_at_their_line() {
+        let e = err(
+            "m.toml",
+            &cluster_with("probe_timeout = \"5s\"", "probe_timeout = 5"),
+        );
+        let problem = assert_err(&e, "m.toml", 18, "membership.orleans.probe_timeout");
+        assert!(problem.contains("no unit"), "{e}");
+        let e = err(
+            "m.toml",
+            &cluster_with("[membership]", "[membership]\nprotocol = \"swim\""),
+        );
+        let problem = assert_err(&e, "m.toml", 14, "membership.protocol");
+        assert!(problem.contains("unknown value `swim`"), "{e}");
+        let e = err("m.toml", &format!("membership = 5\n{MINIMAL}"));
+        let problem = assert_err(&e, "m.toml", 1, "membership");
+        assert!(problem.ends_with("expected a table"), "{e}");
+        let e = err(
+            "m.toml",
+            &cluster_with(
+                "[membership]",
+                "[membership]\ntable_latency = { dist = \"lognormal\", median = \"5ms\" }",
+            ),
+        );
+        assert_err(&e, "m.toml", 14, "membership.table_latency.sigma");
+        let e = err("m.toml", &cluster_with("\"30s\"", "\"0s\""));
+        assert_err(&e, "m.toml", 15, "membership.restart_after");
+    }
+
+    #[test]
+    fn a_membership_cluster_is_a_mesh_of_at_least_two_silos() {
+        for silos in [0, 1] {
+            let e = err(
+                "m.toml",
+                &cluster_with("nodes = 20", &format!("nodes = {silos}")),
+            );
+            let problem = assert_err(&e, "m.toml", 6, "topology.nodes");
+            assert!(problem.contains("at least 2 silos"), "{e}");
+        }
+        let e = err(
+            "m.toml",
+            &cluster_with(
+                "kind = \"mesh\"\nnodes = 20",
+                "kind = \"dataflow\"\nlayers = [2, 2]",
+            ),
+        );
+        let problem = assert_err(&e, "m.toml", 5, "topology.kind");
+        assert!(problem.contains("mesh"), "{e}");
+        // Orleans chooses whom a silo probes: `monitors_per_node` is refused,
+        // even the "all" that is its default.
+        for count in ["3", "\"all\""] {
+            let text = cluster_with(
+                "nodes = 20",
+                &format!("nodes = 20\nmonitors_per_node = {count}"),
+            );
+            let e = err("m.toml", &text);
+            let problem = assert_err(&e, "m.toml", 7, "topology.monitors_per_node");
+            assert!(problem.contains("num_probed_silos"), "{e}");
+        }
+    }
+
+    #[test]
+    fn more_votes_than_probing_silos_is_refused() {
+        let e = err("m.toml", &cluster_with("= 2\n", "= 11\n"));
+        let problem = assert_err(
+            &e,
+            "m.toml",
+            19,
+            "membership.orleans.num_votes_for_death_declaration",
+        );
+        assert!(problem.contains("num_probed_silos"), "{e}");
+    }
+
+    #[test]
+    fn judges_must_name_classic_or_a_detector_once() {
+        let e = err("m.toml", &cluster_with("\"phi-5s\"]", "\"phi\"]"));
+        let problem = assert_err(&e, "m.toml", 14, "membership.judges[1]");
+        assert!(problem.contains("`phi` is neither `classic`"), "{e}");
+        let e = err(
+            "m.toml",
+            &cluster_with("\"phi-5s\"]", "\"phi-5s\", \"classic\"]"),
+        );
+        let problem = assert_err(&e, "m.toml", 14, "membership.judges[2]");
+        assert!(problem.contains("twice"), "{e}");
+        let e = err("m.toml", &cluster_with("[\"classic\", \"phi-5s\"]", "[]"));
+        assert_err(&e, "m.toml", 14, "membership.judges");
+        // A detector that judges nothing is refused, not ignored.
+        let e = err("m.toml", &cluster_with(", \"phi-5s\"]", "]"));
+        let problem = assert_err(&e, "m.toml", 9, "detectors[0].name");
+        assert!(problem.contains("not a judge"), "{e}");
+        let text = format!("{CLUSTER}\n[[detectors]]\nkind = \"dataflow-decay\"\n");
+        let e = err(
+            "m.toml",
+            &text.replace("\"phi-5s\"]", "\"phi-5s\", \"dataflow-decay\"]"),
+        );
+        let problem = assert_err(&e, "m.toml", 22, "detectors[1].kind");
+        assert!(problem.contains("data stream"), "{e}");
+    }
+
+    #[test]
+    fn table_faults_need_a_membership_scenario() {
+        let text = format!("{MINIMAL}\n[[faults]]\nkind = \"table-outage\"\nat = \"10s\"\n");
+        let e = err("t.toml", &text);
+        let problem = assert_err(&e, "t.toml", 12, "faults[0].kind");
+        assert!(problem.contains("[membership]"), "{e}");
+        let outage = "\n[[faults]]\nkind = \"table-outage\"\nat = \"10s\"\nduration = \"30s\"\n";
+        let s = parse_scenario("t.toml", &format!("{CLUSTER}{outage}"), None).unwrap();
+        assert_eq!(s.faults[0].kind(), FaultKind::TableOutage);
+        let e = err("t.toml", &format!("{CLUSTER}{outage}expect = \"detect\"\n"));
+        assert_err(&e, "t.toml", 25, "faults[0].expect");
+        let squeeze = "\n[[faults]]\nkind = \"backpressure\"\nnode = \"n1\"\nat = \"10s\"\n";
+        let e = err("t.toml", &format!("{CLUSTER}{squeeze}"));
+        assert_err(&e, "t.toml", 22, "faults[0].kind");
+    }
+
+    #[test]
+    fn an_empirical_table_latency_is_read_from_its_file() {
+        let dir = temp_dir("table");
+        std::fs::write(dir.join("table.csv"), "ms\n4\n6.5\n").unwrap();
+        let text = cluster_with(
+            "[membership]",
+            "[membership]\ntable_latency = { dist = \"empirical\", file = \"table.csv\" }",
+        );
+        std::fs::write(dir.join("t.toml"), &text).unwrap();
+        let s = load_scenario(&dir.join("t.toml")).unwrap();
+        let Dist::Empirical { samples, .. } = &s.membership.as_ref().unwrap().table_latency else {
+            panic!("not empirical")
+        };
+        assert_eq!(samples, &[Nanos::from_millis(4), Nanos::from_micros(6500)]);
+        assert!(files_read(&dir.join("t.toml"), &s).contains(&dir.join("table.csv")));
+        let e = err("t.toml", &text);
+        assert_err(&e, "t.toml", 14, "membership.table_latency.file");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub(super) fn dists_mut(scenario: &mut Scenario) -> Vec<(String, &mut Dist)> {
             dists.push((format!("random_faults[{i}].duration"), d));
         }
     }
+    if let Some(m) = &mut scenario.membership {
+        dists.push(("membership.table_latency".to_string(), &mut m.table_latency));
+    }
     dists
 }
 

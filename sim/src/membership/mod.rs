@@ -34,16 +34,11 @@ use crate::valid::ValidScenario;
 use cluster::Cluster;
 use outcome::{ClusterLogRecord, ClusterOutcome};
 
-/// The judges of a membership scenario, in order: `(name, judge)`.
-/// Default: `classic`, then every detector.
+/// The judges of a membership scenario, in order: `(name, judge)` (see
+/// `Scenario::judge_names`).
 pub fn judges(scenario: &ValidScenario) -> Vec<(String, JudgeSpec)> {
-    let names: Vec<String> = match scenario.membership.as_ref().and_then(|m| m.judges.clone()) {
-        Some(names) => names,
-        None => std::iter::once(CLASSIC_JUDGE.to_string())
-            .chain(scenario.detectors.iter().map(|d| d.name.clone()))
-            .collect(),
-    };
-    names
+    scenario
+        .judge_names()
         .into_iter()
         .filter_map(|name| {
             if name == CLASSIC_JUDGE {
