@@ -176,6 +176,7 @@ mod tests {
         let mut s = scenario();
         s.membership = Some(crate::scenario::MembershipSetup {
             judges: Some(vec!["b".into(), "classic".into(), "a".into(), "c".into()]),
+            start_spread: fdlab_protocol::Nanos::from_secs(1),
             ..Default::default()
         });
         let valid = ValidScenario::new(s).unwrap();

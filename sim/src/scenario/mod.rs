@@ -734,7 +734,7 @@ mod tests {
         assert_eq!(path(&heartbeat), "topology");
         let e = cluster(MAX_SILOS + 1).validate().unwrap_err();
         assert_eq!(e.path, "topology.nodes");
-        assert!(e.problem.contains("at most 20000"), "{e}");
+        assert!(e.problem.contains("at most 10000"), "{e}");
         // Judges whose state cannot fit: a phi window of a million samples.
         let mut deep = cluster(10_000);
         deep.detectors[0].config =
