@@ -63,18 +63,49 @@ fn runs_are_reproducible() {
 }
 
 #[test]
-#[ignore = "timing probe; run with --release --ignored"]
-fn thousand_silos_one_hour() {
-    let mut s = cluster(1000, 60, Vec::new()).into_inner();
-    s.membership.as_mut().unwrap().start_spread = Nanos::from_secs(60);
-    let s = ValidScenario::new(s).unwrap();
-    let t = std::time::Instant::now();
-    let (o, _) = run(&s, 1, 0, false);
-    eprintln!(
-        "{:.1}s events {} declarations {} counts {:?}",
-        t.elapsed().as_secs_f64(),
-        o.events,
-        o.declarations.len(),
-        o.counts
+fn nobody_is_declared_while_the_table_is_down() {
+    let outage = Fault {
+        kind: Some(FaultKind::TableOutage),
+        at: Some(ms(160_000)),
+        duration: Some(ms(30_000)),
+        ..Default::default()
+    };
+    let s = cluster(
+        20,
+        6,
+        vec![fault(FaultKind::Crash, "n5", 120_000, None), outage],
     );
+    for judge in 0..judges(&s).len() {
+        for seed in 1..4 {
+            let (o, _) = run(&s, seed, judge, false);
+            assert_eq!(o.declarations.len(), 1, "{} seed {seed}", o.judge);
+            let at = o.declarations[0].at;
+            assert!(
+                at >= ms(190_000),
+                "{}: declared at {at} during the outage",
+                o.judge
+            );
+            assert!(o.counts.table_unavailable > 0);
+        }
+    }
+}
+
+#[test]
+fn a_restarted_node_declares_its_old_generation() {
+    let s = cluster(
+        12,
+        4,
+        vec![fault(FaultKind::Crash, "n4", 60_000, Some(5_000))],
+    );
+    let (o, _) = run(&s, 3, 0, false);
+    assert_eq!(o.crashes.len(), 1);
+    let d = &o.declarations[0];
+    assert_eq!((d.target.node, d.target.generation), (4, 0));
+    assert_eq!(
+        (d.by.node, d.by.generation),
+        (4, 1),
+        "the new generation declares it"
+    );
+    assert!(!d.false_positive);
+    assert_eq!(o.counts.restarts, 1);
 }
