@@ -36,6 +36,7 @@ use super::health::Health;
 use super::judge::JudgeSpec;
 use super::messages::{AgentEvent, Message, Transmit};
 use super::probing::{Peer, Relay};
+use super::ring::Rings;
 use super::table::{
     OpId, Row, SiloId, SiloStatus, TableOp, TableReply, TableRequest, TableResult, TableView,
 };
@@ -101,7 +102,7 @@ pub struct OrleansAgent {
     pub(super) view: Arc<TableView>,
     /// Active silos of the view, sorted, and the ring choice made from them.
     active: Vec<SiloId>,
-    ring: Vec<SiloId>,
+    rings: Rings,
     pub(super) peers: Vec<Peer>,
     pub(super) relays: Vec<Relay>,
     /// By node: the generation last heard from and when.
@@ -125,6 +126,7 @@ impl OrleansAgent {
     /// configuration must have passed [`OrleansConfig::validate`].
     pub fn new(config: OrleansConfig, judge: JudgeSpec, me: SiloId, now: Nanos) -> OrleansAgent {
         debug_assert!(config.validate().is_ok());
+        let rings = Rings::new(me, config.num_probed_silos);
         let mut agent = OrleansAgent {
             config,
             judge,
@@ -133,7 +135,7 @@ impl OrleansAgent {
             now,
             view: Arc::new(TableView::default()),
             active: Vec::new(),
-            ring: Vec::new(),
+            rings,
             peers: Vec::new(),
             relays: Vec::new(),
             heard: Vec::new(),
@@ -522,11 +524,11 @@ impl OrleansAgent {
             .map(|r| r.silo)
             .collect();
         if active != self.active {
-            self.ring = super::ring::monitored(self.me, &active, self.config.num_probed_silos);
+            self.rings.update(&active);
             self.active = active;
         }
         let c = &self.config;
-        let mut wanted = self.ring.clone();
+        let mut wanted = self.rings.chosen().to_vec();
         for r in &self.view.rows {
             let watched = r.silo != self.me
                 && matches!(r.status, SiloStatus::Joining | SiloStatus::Active)
