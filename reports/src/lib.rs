@@ -11,6 +11,7 @@
 pub mod atomic;
 pub mod baseline_file;
 pub mod charts;
+pub mod cluster;
 pub mod detail_table;
 pub mod gate;
 pub mod html;
