@@ -45,13 +45,15 @@
 //!   in the table, a safety violation that must stay 0 (shown so that it
 //!   is seen to be 0).
 //!
-//! The outputs (tables, charts, report sections, the replay of one run)
-//! are built on these figures.
+//! Outputs: `membership.csv` and `declarations.csv` ([`tables`]) and the
+//! console table ([`terminal`]).
 //!
 //! Determinism: no hash maps; judges and seeds in order of first
 //! appearance; sums of times are exact integer sums.
 
 pub mod metrics;
+pub mod tables;
+pub mod terminal;
 
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -59,6 +61,8 @@ pub(crate) mod fixture;
 mod metrics_tests;
 
 pub use metrics::{cluster_metrics, summarize_judge, ClusterMetrics, DeclarationRow, JudgeSummary};
+pub use tables::{write_membership_tables, DECLARATIONS_CSV, MEMBERSHIP_CSV};
+pub use terminal::cluster_terminal_table;
 
 use fdlab_sim::membership::outcome::ClusterOutcome;
 use fdlab_sim::scenario::{Scenario, CLASSIC_JUDGE};
