@@ -45,13 +45,18 @@
 //!   in the table, a safety violation that must stay 0 (shown so that it
 //!   is seen to be 0).
 //!
-//! Outputs: `membership.csv` and `declarations.csv` ([`tables`]) and the
-//! console table ([`terminal`]).
+//! Outputs: `membership.csv` and `declarations.csv` ([`tables`]), the
+//! console table ([`terminal`]), per scenario a chart of median time to
+//! declaration against false declarations per node-hour ([`chart`]), and
+//! the "Cluster membership" sections of `index.html` and `report.md`
+//! ([`section`]).
 //!
 //! Determinism: no hash maps; judges and seeds in order of first
 //! appearance; sums of times are exact integer sums.
 
+pub mod chart;
 pub mod metrics;
+pub mod section;
 pub mod tables;
 pub mod terminal;
 
@@ -59,7 +64,10 @@ pub mod terminal;
 pub(crate) mod fixture;
 #[cfg(test)]
 mod metrics_tests;
+#[cfg(test)]
+mod report_tests;
 
+pub use chart::cluster_chart_svg;
 pub use metrics::{cluster_metrics, summarize_judge, ClusterMetrics, DeclarationRow, JudgeSummary};
 pub use tables::{write_membership_tables, DECLARATIONS_CSV, MEMBERSHIP_CSV};
 pub use terminal::cluster_terminal_table;
@@ -145,7 +153,8 @@ fn node_count(scenario: &Scenario) -> u32 {
     }
 }
 
-/// One membership scenario as the report of a run shows it.
+/// One membership scenario as the report of a run shows it (pass these to
+/// [`crate::report::write_report`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MembershipReport {
     pub metrics: ClusterMetrics,
