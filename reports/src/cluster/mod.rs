@@ -47,18 +47,26 @@
 //!
 //! Outputs: `membership.csv` and `declarations.csv` ([`tables`]), the
 //! console table ([`terminal`]), per scenario a chart of median time to
-//! declaration against false declarations per node-hour ([`chart`]), and
-//! the "Cluster membership" sections of `index.html` and `report.md`
-//! ([`section`]).
+//! declaration against false declarations per node-hour ([`chart`]), the
+//! "Cluster membership" sections of `index.html` and `report.md`
+//! ([`section`]), and the replay of one cluster run: `trace.csv` and its
+//! timeline ([`replay`], drawn by [`timeline`] from the lanes of
+//! [`lanes`], with the view lags of [`lag`], folded for many nodes by
+//! [`fold`]).
 //!
 //! Determinism: no hash maps; judges and seeds in order of first
 //! appearance; sums of times are exact integer sums.
 
 pub mod chart;
+pub mod fold;
+pub mod lag;
+pub mod lanes;
 pub mod metrics;
+pub mod replay;
 pub mod section;
 pub mod tables;
 pub mod terminal;
+pub mod timeline;
 
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -69,6 +77,7 @@ mod report_tests;
 
 pub use chart::cluster_chart_svg;
 pub use metrics::{cluster_metrics, summarize_judge, ClusterMetrics, DeclarationRow, JudgeSummary};
+pub use replay::write_cluster_replay;
 pub use tables::{write_membership_tables, DECLARATIONS_CSV, MEMBERSHIP_CSV};
 pub use terminal::cluster_terminal_table;
 

@@ -150,15 +150,21 @@ fn detector_and_membership_scenarios_share_stems_and_colours() {
 
 /// Writes the synthetic outputs for people to look at (not a check):
 /// `FDLAB_RENDER_DIR` or `fdlab-cluster-render` in the temporary
-/// directory: `report/` (a run's report with a detector scenario and the
-/// membership scenario), `report-membership/` (the membership scenario
-/// alone) and `report-no-crash/` (its chart without a crash).
+/// directory: `replay-20/` and `replay-200/` (timelines of 20 and 200
+/// silos) and `report/` (a run's report with a detector scenario and the
+/// membership scenario).
 #[test]
 #[ignore]
 fn render_for_review() {
     let root = std::env::var_os("FDLAB_RENDER_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("fdlab-cluster-render"));
+    for (nodes, pauses) in [(20, 3), (200, 60)] {
+        let (o, log) = synthetic(nodes, 1, "classic", pauses);
+        let dir = root.join(format!("replay-{nodes}"));
+        let digest = write_cluster_replay(&dir, &o, &log).unwrap();
+        println!("{}: {digest}", dir.display());
+    }
     let m = scenario_metrics(&two_seeds());
     write_report(
         &root.join("report"),
