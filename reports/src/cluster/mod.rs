@@ -133,7 +133,7 @@ impl ClusterAbout {
         ClusterAbout {
             description: scenario.description.clone(),
             setup: format!(
-                "{}: {} nodes probe num_probed_silos = {} peers each, num_votes_for_death_declaration = {}, death_vote_expiration = {}, i_am_alive_period = {}, table_refresh_period = {}, table latency {}; {restart}",
+                "{}, {} nodes: num_probed_silos = {}, num_votes_for_death_declaration = {}, death_vote_expiration = {}, i_am_alive_period = {}, table_refresh_period = {}, table latency {}; {restart}",
                 setup.protocol.name(),
                 node_count(scenario),
                 o.num_probed_silos,

@@ -30,7 +30,7 @@ pub(crate) fn mixed(nodes: u32, extra_pauses: u32) -> MembershipReport {
         metrics: cluster_metrics("membership-mixed", &runs),
         about: ClusterAbout {
             description: "A crash, a long pause, a table outage & a partition.".into(),
-            setup: "orleans: 20 nodes probe num_probed_silos = 10 peers each".into(),
+            setup: "orleans, 20 nodes: num_probed_silos = 10".into(),
             judges: vec![
                 ("classic".into(), "Orleans' missed-probe count".into()),
                 (
@@ -180,4 +180,53 @@ fn render_for_review() {
         (s.crashes, s.declared, s.declare, s.declare_ci, s.agree) = (0, 0, None, None, None);
     }
     write_report(&root.join("report-no-crash"), &[], &[], &[no_crash]).unwrap();
+}
+
+#[test]
+fn what_the_report_says_of_a_scenario() {
+    use fdlab_sim::scenario::MembershipSetup;
+    let mut s = fdlab_scenarios::builtin_scenario("crash-mesh")
+        .unwrap()
+        .unwrap()
+        .into_inner();
+    s.membership = Some(MembershipSetup {
+        restart_after: Some(fdlab_protocol::Nanos::from_secs(10)),
+        ..MembershipSetup::default()
+    });
+    let about = ClusterAbout::of(&s);
+    let names: Vec<&str> = about.judges.iter().map(|(n, _)| n.as_str()).collect();
+    // By default: classic, then every detector.
+    assert_eq!(
+        names,
+        [
+            "classic",
+            "fixed-3s",
+            "phi-akka",
+            "phi-100ms",
+            "probe-orleans"
+        ]
+    );
+    assert_eq!(
+        about.judges[0].1,
+        "Orleans' missed-probe count: suspects after num_missed_probes_limit = 3 missed probes (one every probe_timeout = 5s)"
+    );
+    assert!(about.judges[2].1.starts_with("kind = \"phi-accrual\""));
+    assert!(
+        about.setup.starts_with(
+            "orleans, 6 nodes: num_probed_silos = 10, num_votes_for_death_declaration = 2, "
+        ),
+        "{}",
+        about.setup
+    );
+    assert!(about.setup.ends_with("a stopped silo restarts after 10s"));
+    assert_eq!(about.description, s.description);
+    // Judges named in the scenario: in its order.
+    s.membership.as_mut().unwrap().judges = Some(vec!["phi-akka".into(), "classic".into()]);
+    let about = ClusterAbout::of(&s);
+    assert_eq!(about.judges[0].0, "phi-akka");
+    assert_eq!(about.judges.len(), 2);
+    let (o, _) = synthetic(20, 1, "classic", 0);
+    let r = MembershipReport::new(&s, &[o]);
+    assert_eq!(r.metrics.scenario, s.name);
+    assert_eq!(r.metrics.summary[0].judge, "classic");
 }
