@@ -168,7 +168,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     say!();
     let about: Vec<About> = scenarios.iter().map(|s| About::of(s)).collect();
     let report_started = Instant::now();
-    write_report(&args.out, &metrics, &about)
+    write_report(&args.out, &metrics, &about, &[])
         .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let report_wall = report_started.elapsed().as_secs_f64();
     say!(

@@ -95,7 +95,7 @@ fn unit_of(ns: f64) -> (&'static str, f64, usize) {
 }
 
 /// A duration (`1.234 s`, `235.7 µs`), or `-`.
-fn secs(t: Option<Nanos>) -> String {
+pub(crate) fn secs(t: Option<Nanos>) -> String {
     t.map_or_else(
         || "-".into(),
         |t| {
@@ -108,7 +108,7 @@ fn secs(t: Option<Nanos>) -> String {
 
 /// `1.234 s [0.900, 1.500]` (the interval in the mean's unit), or the mean
 /// alone with fewer than two runs.
-fn mean_with_ci(stats: Option<DurationStats>, ci: Option<MeanCi>) -> String {
+pub(crate) fn mean_with_ci(stats: Option<DurationStats>, ci: Option<MeanCi>) -> String {
     let Some(s) = stats else {
         return "-".into();
     };

@@ -5,10 +5,14 @@
 //! One section per scenario: what it simulates, the detailed table (every §5
 //! figure with its sample counts and 95% intervals), and its two charts side
 //! by side (or, for a chart with nothing to plot, one line saying so). Detector names carry their chart colour in the tables.
+//! Then one "Cluster membership" section per membership scenario
+//! ([`crate::cluster::section`]); a report of membership scenarios alone
+//! has no verdict section (the verdict weighs detectors' QoS).
 
 use std::fmt::Write as _;
 
 use crate::charts::{inline_svg, xml_escape, Palette};
+use crate::cluster::section::{html_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
 use crate::report::ScenarioReport;
 use crate::verdict::verdict;
@@ -39,21 +43,39 @@ dl.legend dd { margin: 0; color: #555; }
 section.verdict li { margin: 4px 0; font-size: 14.5px; }
 pre.next { background: #f6f6f6; padding: 8px 12px; font-size: 13px; overflow-x: auto; }
 details summary { cursor: pointer; color: #0050a0; font-size: 14px; }
+p.warn { color: #b00; font-weight: 600; }
 ";
 
-/// The whole page.
-pub fn render(scenarios: &[ScenarioReport<'_>], palette: &Palette) -> String {
+/// The whole page: the detector scenarios' sections (after the verdict on
+/// them), then the membership scenarios' ([`crate::cluster::section`]).
+pub fn render(
+    scenarios: &[ScenarioReport<'_>],
+    membership: &[ClusterSection<'_>],
+    palette: &Palette,
+) -> String {
     let mut out = String::new();
-    let runs: usize = scenarios.iter().map(|s| s.metrics.runs.len()).sum();
+    let runs: usize = scenarios
+        .iter()
+        .map(|s| s.metrics.runs.len())
+        .sum::<usize>()
+        + membership
+            .iter()
+            .map(|s| s.report.metrics.runs())
+            .sum::<usize>();
+    let count = scenarios.len() + membership.len();
+    let pooled = match (scenarios.is_empty(), membership.is_empty()) {
+        (false, true) => "Every figure pools all monitored pairs and seeds of a scenario",
+        (true, false) => "Every figure pools all seeds of a judge",
+        _ => "Every figure pools all monitored pairs and seeds of a scenario (in cluster membership sections, all seeds of a judge)",
+    };
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
 <title>fdlab report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-<h1>fdlab report</h1>\n<p class=\"meta\">{} scenario{}, {runs} simulated run{} (fdlab {}). \
-Every figure pools all monitored pairs and seeds of a scenario; the CSV files next to this page hold them unrounded.</p>\n",
-        scenarios.len(),
-        plural(scenarios.len()),
+<h1>fdlab report</h1>\n<p class=\"meta\">{count} scenario{}, {runs} simulated run{} (fdlab {}). \
+{pooled}; the CSV files next to this page hold them unrounded.</p>\n",
+        plural(count),
         plural(runs),
         env!("CARGO_PKG_VERSION"),
     );
@@ -66,10 +88,23 @@ Every figure pools all monitored pairs and seeds of a scenario; the CSV files ne
             xml_escape(&s.metrics.scenario)
         );
     }
+    for s in membership {
+        let _ = writeln!(
+            out,
+            "<a href=\"#{}\">{}: cluster membership</a>",
+            xml_escape(&s.anchor),
+            xml_escape(&s.report.metrics.scenario)
+        );
+    }
     out.push_str("</nav>\n");
-    verdicts(&mut out, scenarios);
+    if !scenarios.is_empty() {
+        verdicts(&mut out, scenarios);
+    }
     for (i, s) in scenarios.iter().enumerate() {
         section(&mut out, s, palette, i == 0);
+    }
+    for (i, s) in membership.iter().enumerate() {
+        html_section(&mut out, s, palette, i == 0);
     }
     out.push_str("</body>\n</html>\n");
     out
@@ -127,9 +162,9 @@ fn code_spans(text: &str) -> String {
     out
 }
 
-/// A table: a header row, then rows whose first cell is a detector's name
-/// (shown with its chart colour).
-fn table(
+/// A table: a header row, then rows whose first cell is a detector's (or
+/// judge's) name (shown with its chart colour).
+pub(crate) fn table(
     out: &mut String,
     headers: &[&str],
     rows: impl Iterator<Item = Vec<String>>,
@@ -161,8 +196,17 @@ fn table(
 
 /// The key of the tables' terms, shown next to the first table.
 fn glossary(out: &mut String) {
-    out.push_str("<details open><summary>How to read the table</summary>\n<dl class=\"key\">\n");
-    for (term, meaning) in KEY {
+    key(out, "How to read the table", &KEY);
+}
+
+/// A key of terms, open, under `title`.
+pub(crate) fn key(out: &mut String, title: &str, terms: &[(&str, &str)]) {
+    let _ = writeln!(
+        out,
+        "<details open><summary>{}</summary>\n<dl class=\"key\">",
+        xml_escape(title)
+    );
+    for (term, meaning) in terms {
         let _ = writeln!(
             out,
             "<dt>{}</dt><dd>{}</dd>",
@@ -173,13 +217,13 @@ fn glossary(out: &mut String) {
     out.push_str("</dl>\n</details>\n");
 }
 
-/// The legend of a scenario's detectors: each one's settings.
-fn legend(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette) {
-    if s.settings.is_empty() {
+/// The legend of a scenario's detectors (or judges): each one's settings.
+pub(crate) fn legend(out: &mut String, settings: &[(String, String)], palette: &Palette) {
+    if settings.is_empty() {
         return;
     }
     out.push_str("<dl class=\"legend\">\n");
-    for (name, settings) in s.settings {
+    for (name, settings) in settings {
         let _ = writeln!(
             out,
             "<dt><span class=\"swatch\" style=\"background:{}\"></span>{}</dt><dd><code>{}</code></dd>",
@@ -233,7 +277,7 @@ fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette, first: b
         .into_iter()
         .map(|row| visible.iter().map(|&i| row[i].clone()).collect());
     table(out, &headers, rows, palette);
-    legend(out, s, palette);
+    legend(out, s.settings, palette);
     if first {
         glossary(out);
     }

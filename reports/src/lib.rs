@@ -7,10 +7,32 @@
 //! timeline of one pair ([`replay`]); the CI gate's comparison ([`gate`]) and
 //! its baseline file ([`baseline_file`]). A report's directory is written
 //! whole ([`swap_dir`]), and replaced only when it is a report ([`report_dir`]).
+//!
+//! Membership scenarios (SPEC §8, "a cluster pays for declarations, not
+//! verdicts") are reported by [`cluster`]. From the
+//! `fdlab_sim::membership::outcome::ClusterOutcome`s of one scenario (every
+//! judge × seed, judge order then seed order):
+//!
+//! - [`cluster::MembershipReport::new`]`(&Scenario, &[ClusterOutcome])`
+//!   computes the per-judge figures ([`cluster::cluster_metrics`] →
+//!   [`cluster::ClusterMetrics`], one [`cluster::JudgeSummary`] per judge)
+//!   and what the report says of the scenario ([`cluster::ClusterAbout`]);
+//! - [`cluster::cluster_terminal_table`]`(&ClusterMetrics)` is its console
+//!   table;
+//! - [`report::write_report`]`(dir, &[ScenarioMetrics], &[About],
+//!   &[MembershipReport])` writes the run's report with a "cluster
+//!   membership" section per membership scenario, `membership.csv`,
+//!   `declarations.csv` and `charts/<scenario>-cluster.svg` (those only
+//!   when there are membership scenarios; either list may be empty);
+//! - [`cluster::write_cluster_replay`]`(dir, &ClusterOutcome,
+//!   &[ClusterLogRecord])` writes the replay of one cluster run
+//!   (`trace.csv`, `timeline.svg`, `timeline.html`) and returns the
+//!   trace's digest.
 
 pub mod atomic;
 pub mod baseline_file;
 pub mod charts;
+pub mod cluster;
 pub mod detail_table;
 pub mod gate;
 pub mod html;

@@ -1,10 +1,12 @@
 //! `report.md`: the report as Markdown, for a pull request, a wiki or a
 //! terminal pager. The same tables as `index.html`; the charts are linked
 //! (the SVG files under `charts/`), since Markdown cannot inline them, and a
-//! chart with nothing to plot is one line of text.
+//! chart with nothing to plot is one line of text. Membership scenarios
+//! follow, each in a "cluster membership" section.
 
 use std::fmt::Write as _;
 
+use crate::cluster::section::{markdown_key, markdown_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
 use crate::report::ScenarioReport;
 
@@ -13,16 +15,29 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-/// The whole document.
-pub fn render(scenarios: &[ScenarioReport<'_>]) -> String {
+/// The whole document: the detector scenarios, then the membership
+/// scenarios ([`crate::cluster::section`]), then the keys of the tables
+/// shown.
+pub fn render(scenarios: &[ScenarioReport<'_>], membership: &[ClusterSection<'_>]) -> String {
     let mut out = String::new();
-    let runs: usize = scenarios.iter().map(|s| s.metrics.runs.len()).sum();
+    let runs: usize = scenarios
+        .iter()
+        .map(|s| s.metrics.runs.len())
+        .sum::<usize>()
+        + membership
+            .iter()
+            .map(|s| s.report.metrics.runs())
+            .sum::<usize>();
+    let pooled = match (scenarios.is_empty(), membership.is_empty()) {
+        (false, true) => "Every figure pools all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded.",
+        (true, false) => "Every figure pools all seeds of a judge; `membership.csv` holds them unrounded.",
+        _ => "Every figure pools all monitored pairs and seeds of a scenario (in cluster membership sections, all seeds of a judge); `summary.csv` and `membership.csv` hold them unrounded.",
+    };
     let _ = writeln!(
         out,
-        "# fdlab report\n\n{} scenario(s), {runs} simulated run(s) (fdlab {}). Every figure pools \
-all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded. \
+        "# fdlab report\n\n{} scenario(s), {runs} simulated run(s) (fdlab {}). {pooled} \
 `index.html` shows the same tables with the charts inline.\n",
-        scenarios.len(),
+        scenarios.len() + membership.len(),
         env!("CARGO_PKG_VERSION")
     );
     for s in scenarios {
@@ -76,9 +91,20 @@ all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded.
             let _ = writeln!(out, "{line}\n");
         }
     }
-    out.push_str("## How to read the tables\n\n");
-    for (term, meaning) in KEY {
-        let _ = writeln!(out, "- **{term}**: {meaning}");
+    for s in membership {
+        markdown_section(&mut out, s);
+    }
+    if !scenarios.is_empty() {
+        out.push_str("## How to read the tables\n\n");
+        for (term, meaning) in KEY {
+            let _ = writeln!(out, "- **{term}**: {meaning}");
+        }
+    }
+    if !membership.is_empty() {
+        if !scenarios.is_empty() {
+            out.push('\n');
+        }
+        markdown_key(&mut out);
     }
     out
 }

@@ -7,11 +7,19 @@
 //!   ([`crate::charts::tradeoff`]); a chart with nothing to plot is no file,
 //!   and the reports print one line in its place;
 //! - `report.md` ([`crate::markdown`]) and `index.html` ([`crate::html`],
-//!   self-contained: the same charts inline).
+//!   self-contained: the same charts inline);
+//! - when the run has membership scenarios ([`crate::cluster`]):
+//!   `membership.csv` and `declarations.csv`, and per membership scenario
+//!   `charts/<scenario>-cluster.svg`, with a "cluster membership" section
+//!   in `report.md` and `index.html`. A run without membership scenarios
+//!   writes none of these (the directory is replaced whole, so no older
+//!   report's copy lingers).
 //!
 //! Detector colours are assigned once for the whole report (scenarios in the
-//! order given, detectors in each scenario's order), so a detector keeps its
-//! colour in every chart. The same metrics give the same bytes in every file.
+//! order given, detectors in each scenario's order, then the judges of the
+//! membership scenarios), so a detector keeps its colour in every chart,
+//! and a detector used as a judge has its colour as a detector. The same
+//! metrics give the same bytes in every file.
 //!
 //! Everything that can fail short of the disk (chart rendering, file names
 //! from scenario names) is done before the first file is written, and the
@@ -28,6 +36,9 @@ use crate::atomic::{ensure_dir, write_file};
 use crate::charts::cdf::cdf_svg;
 use crate::charts::tradeoff::tradeoff_svg;
 use crate::charts::{Chart, Palette};
+use crate::cluster::chart::cluster_chart_svg;
+use crate::cluster::section::ClusterSection;
+use crate::cluster::{write_membership_tables, ClusterMetrics, MembershipReport};
 use crate::metrics::ScenarioMetrics;
 use crate::report_dir::{publish, ReportKind};
 use crate::tables::write_tables;
@@ -165,23 +176,36 @@ impl About {
 /// Writes the report of `metrics` (a run's) to `dir`, whole: the directory
 /// is created, or replaced if it holds an earlier report of `fdlab run`
 /// ([`crate::report_dir`]). `about` says what each scenario is, in the same
-/// order (a missing one is empty).
-pub fn write_report(dir: &Path, metrics: &[ScenarioMetrics], about: &[About]) -> io::Result<()> {
+/// order (a missing one is empty). `membership` are the run's membership
+/// scenarios (none: a report of detector scenarios alone, as before; a
+/// report may also hold membership scenarios alone).
+pub fn write_report(
+    dir: &Path,
+    metrics: &[ScenarioMetrics],
+    about: &[About],
+    membership: &[MembershipReport],
+) -> io::Result<()> {
     publish(dir, ReportKind::Run, |d| {
-        write_report_files(d, metrics, about)
+        write_report_files(d, metrics, about, membership)
     })
 }
 
-/// Writes every file of the report of `metrics` into `dir` (created if
-/// missing), beside whatever it holds: for a report built in a fresh
-/// directory (see [`write_report`]).
+/// Writes every file of the report of `metrics` and `membership` into
+/// `dir` (created if missing), beside whatever it holds: for a report
+/// built in a fresh directory (see [`write_report`]).
 pub fn write_report_files(
     dir: &Path,
     metrics: &[ScenarioMetrics],
     about: &[About],
+    membership: &[MembershipReport],
 ) -> io::Result<()> {
     const NONE: &[(String, String)] = &[];
-    let palette = palette_of(metrics);
+    let mut palette = palette_of(metrics);
+    for r in membership {
+        for s in &r.metrics.summary {
+            palette.add(&s.judge);
+        }
+    }
     let mut stems: Vec<String> = Vec::new();
     let mut reports = Vec::with_capacity(metrics.len());
     for (i, m) in metrics.iter().enumerate() {
@@ -198,9 +222,29 @@ pub fn write_report_files(
             anchor: stem,
         });
     }
+    let mut clusters = Vec::with_capacity(membership.len());
+    for r in membership {
+        let stem = file_stem(&r.metrics.scenario, &stems);
+        stems.push(stem.clone());
+        clusters.push(ClusterSection {
+            report: r,
+            chart: cluster_chart_svg(&r.metrics, &palette)?,
+            chart_file: format!("{CHARTS_DIR}/{stem}-cluster.svg"),
+            anchor: stem,
+        });
+    }
     ensure_dir(dir)?;
     write_tables(dir, metrics)?;
-    if reports.iter().any(|r| !r.drawn().is_empty()) {
+    if !membership.is_empty() {
+        let cluster_metrics: Vec<ClusterMetrics> =
+            membership.iter().map(|r| r.metrics.clone()).collect();
+        write_membership_tables(dir, &cluster_metrics)?;
+    }
+    let drawn_clusters: Vec<(&str, &str)> = clusters
+        .iter()
+        .filter_map(|c| Some((c.chart.svg()?, c.chart_file.as_str())))
+        .collect();
+    if reports.iter().any(|r| !r.drawn().is_empty()) || !drawn_clusters.is_empty() {
         ensure_dir(&dir.join(CHARTS_DIR))?;
     }
     for r in &reports {
@@ -208,10 +252,16 @@ pub fn write_report_files(
             write_file(&dir.join(file), svg.as_bytes())?;
         }
     }
-    write_file(&dir.join(REPORT_MD), markdown::render(&reports).as_bytes())?;
+    for (svg, file) in drawn_clusters {
+        write_file(&dir.join(file), svg.as_bytes())?;
+    }
+    write_file(
+        &dir.join(REPORT_MD),
+        markdown::render(&reports, &clusters).as_bytes(),
+    )?;
     write_file(
         &dir.join(INDEX_HTML),
-        html::render(&reports, &palette).as_bytes(),
+        html::render(&reports, &clusters, &palette).as_bytes(),
     )
 }
 
@@ -261,8 +311,8 @@ mod tests {
             description: "a <crash> & more".to_string(),
             settings: vec![("fixed".into(), "kind = \"fixed-timeout\"".into())],
         }];
-        write_report(&a, &metrics, &about).unwrap();
-        write_report(&b, &metrics, &about).unwrap();
+        write_report(&a, &metrics, &about, &[]).unwrap();
+        write_report(&b, &metrics, &about, &[]).unwrap();
         let mut names = Vec::new();
         for entry in walk(&a) {
             let rel = entry.strip_prefix(&a).unwrap().to_path_buf();
@@ -337,7 +387,7 @@ mod tests {
         missed.scenario = "missed".into();
         let mut quiet = silent(false);
         quiet.scenario = "quiet".into();
-        write_report(&out, &[missed, quiet], &[]).unwrap();
+        write_report(&out, &[missed, quiet], &[], &[]).unwrap();
         let html = std::fs::read_to_string(out.join(INDEX_HTML)).unwrap();
         let md = std::fs::read_to_string(out.join(REPORT_MD)).unwrap();
         assert!(!html.contains("<svg"), "an empty chart in index.html");

@@ -156,7 +156,7 @@ pub fn run(args: &LiveArgs) -> Result<(), String> {
     let csv = calibration::calibration_csv(&rows, args.seed, args.sim_seeds.max(1))?;
     // The report and the calibration appear together, whole.
     publish(&args.out, ReportKind::Live, |dir| {
-        write_report_files(dir, &metrics, &about)?;
+        write_report_files(dir, &metrics, &about, &[])?;
         write_file(&dir.join(CALIBRATION_CSV), &csv)
     })
     .map_err(|e| format!("{}: {e}", args.out.display()))?;

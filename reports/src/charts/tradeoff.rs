@@ -56,7 +56,7 @@ fn rate_of(s: &DetectorSummary) -> f64 {
 const RATE_NAME: &str = "false Failed per pair-hour";
 
 /// A rate axis tick: as few digits as its value needs, nothing below zero.
-fn rate_tick(v: f64) -> String {
+pub(crate) fn rate_tick(v: f64) -> String {
     if v < 0.0 {
         return String::new();
     }

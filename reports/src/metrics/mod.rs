@@ -77,7 +77,7 @@
 mod ci;
 mod classes;
 mod judge;
-mod rates;
+pub(crate) mod rates;
 mod recovery;
 mod run;
 mod spans;

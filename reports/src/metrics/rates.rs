@@ -4,7 +4,7 @@
 use fdlab_protocol::time::{NANOS_PER_HOUR, NANOS_PER_SEC};
 use fdlab_protocol::Nanos;
 
-pub(super) fn mean_f64(samples: &[Nanos]) -> Option<f64> {
+pub(crate) fn mean_f64(samples: &[Nanos]) -> Option<f64> {
     if samples.is_empty() {
         return None;
     }
@@ -12,14 +12,14 @@ pub(super) fn mean_f64(samples: &[Nanos]) -> Option<f64> {
     Some(sum as f64 / samples.len() as f64)
 }
 
-pub(super) fn ratio(part: u128, whole: u128) -> Option<f64> {
+pub(crate) fn ratio(part: u128, whole: u128) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
-pub(super) fn rate_per_hour(count: u128, exposure_ns: u128) -> Option<f64> {
+pub(crate) fn rate_per_hour(count: u128, exposure_ns: u128) -> Option<f64> {
     (exposure_ns > 0).then(|| count as f64 / (exposure_ns as f64 / NANOS_PER_HOUR as f64))
 }
 
-pub(super) fn per_second(count: u128, exposure_ns: u128) -> Option<f64> {
+pub(crate) fn per_second(count: u128, exposure_ns: u128) -> Option<f64> {
     (exposure_ns > 0).then(|| count as f64 / (exposure_ns as f64 / NANOS_PER_SEC as f64))
 }

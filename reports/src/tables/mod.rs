@@ -40,9 +40,9 @@
 //!   lists the faults (`kind target`, `; `-separated) in progress when it began,
 //!   the likely cause.
 
-mod format;
+pub(crate) mod format;
 mod json;
-mod terminal;
+pub(crate) mod terminal;
 #[cfg(test)]
 mod tests;
 

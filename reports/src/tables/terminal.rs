@@ -36,10 +36,6 @@ pub fn terminal_table(m: &ScenarioMetrics) -> String {
     for s in &m.summary {
         rows.push(terminal_row(s));
     }
-    let columns = header.len();
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -48,7 +44,19 @@ pub fn terminal_table(m: &ScenarioMetrics) -> String {
         m.runs.len(),
         if m.runs.len() == 1 { "" } else { "s" }
     );
-    for row in &rows {
+    out.push_str(&aligned(&rows));
+    out
+}
+
+/// Rows as aligned lines: the first column left, the others right, two
+/// spaces apart, no trailing spaces.
+pub(crate) fn aligned(rows: &[Vec<String>]) -> String {
+    let columns = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
             let pad = widths[c].saturating_sub(cell.chars().count());
@@ -93,14 +101,14 @@ fn terminal_row(s: &DetectorSummary) -> Vec<String> {
 }
 
 /// Seconds with 3 decimals, rounded to the nearest millisecond in integers.
-fn secs3(t: Nanos) -> String {
+pub(crate) fn secs3(t: Nanos) -> String {
     let ms = (u128::from(t.0) + NANOS_PER_MILLI as u128 / 2) / NANOS_PER_MILLI as u128;
     format!("{}.{:03}", ms / 1_000, ms % 1_000)
 }
 
 /// Three significant digits for small rates, fewer decimals for large ones;
 /// `0` for none.
-fn short_rate(v: f64) -> String {
+pub(crate) fn short_rate(v: f64) -> String {
     if v <= 0.0 || !v.is_finite() {
         return if v.is_finite() {
             "0".into()

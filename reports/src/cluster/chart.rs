@@ -1,0 +1,374 @@
+//! Per membership scenario: what a judge costs the cluster at a glance.
+//! One point per judge at (median time from a crash to its Dead
+//! declaration, false declarations per node-hour up), labelled with the
+//! judge's name, with the 95% interval of that rate over seeds as a
+//! vertical whisker. Down and to the left is better: a cluster that
+//! declares crashed silos fast and live ones never. A judge that declared
+//! no crash has no median and is named in the legend as not plotted.
+//!
+//! A scenario with no crash to declare gets the false declaration rates
+//! alone as bars (there is no latency to trade); one with nothing to plot
+//! at all (no crash and no false declaration, or no crash ever declared)
+//! gets a line of text instead of a chart, as the detector charts do.
+//!
+//! The median is the nearest-rank p50 over every declared crash of every
+//! seed; the rate pools the seeds (false declarations / node-hours up).
+
+use std::io;
+
+use plotters::coord::ranged1d::{Ranged, SegmentValue, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::metrics::{ClusterMetrics, JudgeSummary};
+use crate::charts::tradeoff::{fmt_rate, rate_tick, rate_top};
+use crate::charts::{
+    chart_error, draw_legend, draw_note, finish_svg, fmt_seconds, legend_height, log_coord, Chart,
+    Marker, Palette, TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, RIGHT_ROOM, SCENARIO_CHART_SIZE,
+    TICK_SIZE, TITLE_SIZE,
+};
+
+/// The chart's kind, as tagged in the SVG (`data-chart="cluster"`).
+pub const CLUSTER: &str = "cluster";
+/// The name of the rate axis.
+const RATE_NAME: &str = "false declarations per node-hour";
+const POINT_RADIUS: i32 = 6;
+const CAP: u32 = 10;
+/// Room below a zero rate, as a share of the axis.
+const BELOW_ZERO: f64 = 0.04;
+const BAR_GAP: u32 = 14;
+
+/// What the chart says with no crash and no false declaration.
+pub const QUIET: &str =
+    "No crash to declare and no false declaration in any run: nothing to chart.";
+
+/// What the chart says when crashes were never declared.
+pub fn never_declared(crashes: usize) -> String {
+    format!("No judge declared any of the {crashes} crashes: no time to declaration to chart.")
+}
+
+struct Point {
+    judge: String,
+    /// Median time to declaration, s.
+    median: f64,
+    rate: f64,
+    ci: Option<(f64, f64)>,
+}
+
+fn rate_of(s: &JudgeSummary) -> f64 {
+    s.false_rate().unwrap_or(0.0)
+}
+
+/// The chart of one membership scenario as SVG text, tagged
+/// `data-chart="cluster"`; or the line that stands in for it.
+pub fn cluster_chart_svg(m: &ClusterMetrics, palette: &Palette) -> io::Result<Chart> {
+    let crashes: usize = m.summary.iter().map(|s| s.crashes).sum();
+    if crashes == 0 && m.summary.iter().all(|s| s.false_declarations == 0) {
+        return Ok(Chart::Nothing(QUIET.to_string()));
+    }
+    if crashes > 0 && m.summary.iter().all(|s| s.declare.is_none()) {
+        return Ok(Chart::Nothing(never_declared(crashes)));
+    }
+    let points: Vec<Point> = m
+        .summary
+        .iter()
+        .filter_map(|s| {
+            Some(Point {
+                judge: s.judge.clone(),
+                median: s.declare?.p50.as_secs_f64(),
+                rate: rate_of(s),
+                ci: s.false_rate_ci.map(|c| (c.low, c.high)),
+            })
+        })
+        .collect();
+    let mut legend: Vec<(String, RGBColor, Marker)> = Vec::new();
+    if crashes > 0 {
+        legend.extend(points.iter().map(|p| {
+            (
+                format!(
+                    "{}: median {}, {}/node-h",
+                    p.judge,
+                    fmt_seconds(p.median),
+                    fmt_rate(p.rate)
+                ),
+                palette.colour(&p.judge),
+                Marker::Dot,
+            )
+        }));
+        legend.extend(m.summary.iter().filter(|s| s.declare.is_none()).map(|s| {
+            (
+                format!("{}: declared no crash, not plotted", s.judge),
+                palette.colour(&s.judge),
+                Marker::Ring,
+            )
+        }));
+    }
+    let title = if crashes == 0 {
+        format!("{}: false declarations (no crash to declare)", m.scenario)
+    } else {
+        format!(
+            "{}: false declarations against median time to declaration",
+            m.scenario
+        )
+    };
+    let mut svg = String::new();
+    {
+        let (w, h) = SCENARIO_CHART_SIZE;
+        let root = SVGBackend::with_string(&mut svg, (w, h + legend_height(legend.len())))
+            .into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let (plot, legend_area) = root.split_vertically(h);
+        if crashes == 0 {
+            bars(&plot, &title, &m.summary, palette)?;
+        } else {
+            draw_legend(&legend_area, &legend)?;
+            let axis = TimeAxis::covering(points.iter().map(|p| p.median));
+            if axis.log {
+                scatter(&plot, log_coord(&axis), &title, &axis, &points, palette)?;
+            } else {
+                let x: RangedCoordf64 = (axis.low..axis.high).into();
+                scatter(&plot, x, &title, &axis, &points, palette)?;
+            }
+        }
+        root.present().map_err(chart_error)?;
+    }
+    Ok(Chart::Svg(finish_svg(svg, CLUSTER, &m.scenario, &title)))
+}
+
+fn scatter<X>(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    x: X,
+    title: &str,
+    axis: &TimeAxis,
+    points: &[Point],
+    palette: &Palette,
+) -> io::Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let top = rate_top(
+        points
+            .iter()
+            .flat_map(|p| [p.rate, p.ci.map_or(0.0, |c| c.1)]),
+    );
+    let all_zero = points.iter().all(|p| p.rate == 0.0);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, TITLE_SIZE))
+        .margin(12)
+        .margin_right(RIGHT_ROOM)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d::<X, RangedCoordf64>(x, (-top * BELOW_ZERO..top).into())
+        .map_err(chart_error)?;
+    let x_label = |v: &f64| axis.label(*v);
+    let y_label = |v: &f64| rate_tick(*v);
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(axis.name("median time from crash to Dead declaration"))
+            .y_desc(RATE_NAME)
+            .axis_desc_style((FONT, AXIS_NAME_SIZE))
+            .label_style((FONT, TICK_SIZE))
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(RGBColor(225, 225, 225));
+        if all_zero {
+            mesh.y_labels(1);
+        }
+        mesh.draw().map_err(chart_error)?;
+    }
+    if all_zero {
+        draw_note(
+            &chart.plotting_area().strip_coord_spec(),
+            "no false declaration in any run: every point is at 0",
+        )?;
+    }
+    for p in points {
+        let colour = palette.colour(&p.judge);
+        let x = axis.clamp(p.median);
+        if let Some((low, high)) = p.ci {
+            chart
+                .draw_series(std::iter::once(ErrorBar::new_vertical(
+                    x,
+                    low,
+                    p.rate,
+                    high,
+                    colour.stroke_width(2),
+                    CAP,
+                )))
+                .map_err(chart_error)?;
+        }
+        // The name beside the point, on the side with room for it.
+        let (side, dx) = if share_of(axis, x) > 0.75 {
+            (HPos::Right, -(POINT_RADIUS + 3))
+        } else {
+            (HPos::Left, POINT_RADIUS + 3)
+        };
+        let label = TextStyle::from((FONT, LEGEND_SIZE))
+            .color(&colour)
+            .pos(Pos::new(side, VPos::Bottom));
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((x, p.rate))
+                    + Circle::new((0, 0), POINT_RADIUS, colour.filled())
+                    + Text::new(p.judge.clone(), (dx, -POINT_RADIUS), label),
+            ))
+            .map_err(chart_error)?;
+    }
+    Ok(())
+}
+
+/// Where `x` is along `axis`, from 0 (its start) to 1 (its end).
+fn share_of(axis: &TimeAxis, x: f64) -> f64 {
+    if axis.log {
+        (x / axis.low).ln() / (axis.high / axis.low).ln()
+    } else {
+        (x - axis.low) / (axis.high - axis.low)
+    }
+}
+
+fn bars(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    title: &str,
+    summary: &[JudgeSummary],
+    palette: &Palette,
+) -> io::Result<()> {
+    let n = summary.len() as i32;
+    let top = rate_top(
+        summary
+            .iter()
+            .flat_map(|s| [rate_of(s), s.false_rate_ci.map_or(0.0, |c| c.high)]),
+    );
+    let names: Vec<String> = summary.iter().map(|s| s.judge.clone()).collect();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, TITLE_SIZE))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), 0.0..top)
+        .map_err(chart_error)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(names.len().max(1))
+        .y_desc(RATE_NAME)
+        .axis_desc_style((FONT, AXIS_NAME_SIZE))
+        .label_style((FONT, TICK_SIZE))
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .y_label_formatter(&|v| rate_tick(*v))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(chart_error)?;
+    for (i, s) in summary.iter().enumerate() {
+        let i = i as i32;
+        let rate = rate_of(s);
+        let mut bar = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), 0.0),
+                (SegmentValue::Exact(i + 1), rate),
+            ],
+            palette.colour(&s.judge).mix(0.85).filled(),
+        );
+        bar.set_margin(0, 0, BAR_GAP, BAR_GAP);
+        chart
+            .draw_series(std::iter::once(bar))
+            .map_err(chart_error)?;
+        if let Some(ci) = s.false_rate_ci {
+            chart
+                .draw_series(std::iter::once(ErrorBar::new_vertical(
+                    SegmentValue::CenterOf(i),
+                    ci.low,
+                    rate,
+                    ci.high,
+                    RGBColor(40, 40, 40).stroke_width(1),
+                    CAP,
+                )))
+                .map_err(chart_error)?;
+        }
+        let above = s.false_rate_ci.map_or(rate, |ci| ci.high.max(rate));
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("{}/node-h", fmt_rate(rate)),
+                (SegmentValue::CenterOf(i), above + top * 0.015),
+                TextStyle::from((FONT, LEGEND_SIZE)).pos(Pos::new(HPos::Center, VPos::Bottom)),
+            )))
+            .map_err(chart_error)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::synthetic;
+    use super::super::metrics::cluster_metrics;
+    use super::*;
+
+    fn metrics(
+        edit: impl Fn(&mut fdlab_sim::membership::outcome::ClusterOutcome),
+    ) -> ClusterMetrics {
+        let runs: Vec<_> = ["classic", "phi"]
+            .iter()
+            .flat_map(|j| {
+                [1, 2].map(|seed| {
+                    let mut o = synthetic(20, seed, j, 0).0;
+                    if *j == "phi" {
+                        // phi declares 5 s sooner, and never falsely.
+                        o.crashes[0].declared =
+                            Some(o.crashes[0].at + super::super::fixture::secs(15.0));
+                        o.declarations.retain(|d| !d.false_positive);
+                    }
+                    edit(&mut o);
+                    o
+                })
+            })
+            .collect();
+        cluster_metrics("mixed", &runs)
+    }
+
+    #[test]
+    fn one_labelled_point_per_judge() {
+        let m = metrics(|_| {});
+        let palette = Palette::new(["classic", "phi"]);
+        let chart = cluster_chart_svg(&m, &palette).unwrap();
+        let svg = chart.svg().unwrap();
+        assert!(svg.starts_with("<svg data-chart=\"cluster\" data-scenario=\"mixed\""));
+        assert!(svg.contains("false declarations per node-hour"));
+        assert!(svg.contains("median time from crash to Dead declaration (s)"));
+        assert!(svg.contains("classic: median 20 s, "), "{svg}");
+        assert!(svg.contains("phi: median 15 s, 0/node-h"), "{svg}");
+        // Each point carries its judge's name beside it, in its colour.
+        assert!(svg.contains(">\nclassic\n</text>") && svg.contains(">\nphi\n</text>"));
+        assert_eq!(svg, cluster_chart_svg(&m, &palette).unwrap().svg().unwrap());
+    }
+
+    #[test]
+    fn nothing_to_plot_is_a_line_and_no_crash_gives_bars() {
+        let palette = Palette::default();
+        let quiet = metrics(|o| {
+            o.crashes.clear();
+            o.declarations.clear();
+        });
+        assert_eq!(
+            cluster_chart_svg(&quiet, &palette).unwrap(),
+            Chart::Nothing(QUIET.into())
+        );
+        let undeclared = metrics(|o| {
+            o.crashes[0].declared = None;
+            o.declarations.retain(|d| d.false_positive);
+        });
+        assert_eq!(
+            cluster_chart_svg(&undeclared, &palette).unwrap().nothing(),
+            Some("No judge declared any of the 4 crashes: no time to declaration to chart.")
+        );
+        let no_crash = metrics(|o| o.crashes.clear());
+        let svg = cluster_chart_svg(&no_crash, &palette).unwrap();
+        let svg = svg.svg().unwrap();
+        assert!(svg.contains("(no crash to declare)"));
+        assert!(svg.contains("/node-h\n</text>"));
+    }
+}

@@ -1,0 +1,222 @@
+//! The cluster-level metrics of SPEC §8.3, per judge, pooled over the seeds
+//! of one membership scenario ([`JudgeSummary`], the row of
+//! `membership.csv`). The definitions are in [`super`].
+
+use fdlab_protocol::Nanos;
+use fdlab_sim::membership::outcome::{ClusterOutcome, Declaration};
+use fdlab_sim::stats::{mean_nanos, DurationStats};
+
+use crate::metrics::rates::{mean_f64, per_second, rate_per_hour};
+use crate::metrics::{mean_ci95, MeanCi};
+
+/// One judge over all runs (seeds) of one membership scenario.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JudgeSummary {
+    pub judge: String,
+    /// Runs (seeds) of this judge.
+    pub runs: usize,
+    /// Crashes the cluster had to declare, summed over runs.
+    pub crashes: usize,
+    /// Of those, crashes whose row was written Dead.
+    pub declared: usize,
+    /// Crash to its first Dead write, pooled over runs (`n` = `declared`).
+    pub declare: Option<DurationStats>,
+    /// 95% interval of the mean time to declaration (nanoseconds), over
+    /// per-run means (runs with at least one declared crash).
+    pub declare_ci: Option<MeanCi>,
+    /// Crash to every live Active silo's view showing it Dead.
+    pub agree: Option<DurationStats>,
+    /// Crashes whose views never agreed (declared or not).
+    pub never_agreed: usize,
+    /// Dead writes, true and false.
+    pub declarations: usize,
+    /// Dead writes about a live silo.
+    pub false_declarations: usize,
+    /// 95% interval of the false declarations per node-hour, over per-run
+    /// rates (runs with node-time).
+    pub false_rate_ci: Option<MeanCi>,
+    /// Node-time the false declarations destroyed, nanoseconds.
+    pub destroyed: u128,
+    pub suspicions: usize,
+    /// Suspicions during which the target was not declared Dead.
+    pub suspicions_undeclared: usize,
+    pub votes: u128,
+    pub votes_withheld: u128,
+    pub table_reads: u128,
+    pub table_writes: u128,
+    pub table_conflicts: u128,
+    pub table_unavailable: u128,
+    pub messages: u128,
+    pub bytes: u128,
+    pub self_terminations: u128,
+    pub join_give_ups: u128,
+    pub restarts: u128,
+    /// Must be zero: instants at which one node had two generations Active.
+    pub two_active_generations: u128,
+    /// Node-time up (sum over nodes and runs of the time a silo process
+    /// ran), nanoseconds: the exposure of the rates.
+    pub node_time: u128,
+    /// Simulation events processed.
+    pub events: u128,
+}
+
+impl JudgeSummary {
+    /// Crashes never written Dead.
+    pub fn never_declared(&self) -> usize {
+        self.crashes - self.declared
+    }
+    /// False declarations per node-hour up.
+    pub fn false_rate(&self) -> Option<f64> {
+        rate_per_hour(self.false_declarations as u128, self.node_time)
+    }
+    /// Mean node-time destroyed by one false declaration.
+    pub fn mean_destroyed(&self) -> Option<Nanos> {
+        mean_nanos(self.destroyed, self.false_declarations as u128)
+    }
+    /// `total` divided by the number of runs.
+    pub fn per_run(&self, total: u128) -> Option<f64> {
+        (self.runs > 0).then(|| total as f64 / self.runs as f64)
+    }
+    /// Messages between silos per node per second up.
+    pub fn messages_per_node_second(&self) -> Option<f64> {
+        per_second(self.messages, self.node_time)
+    }
+    /// Their bytes per node per second up.
+    pub fn bytes_per_node_second(&self) -> Option<f64> {
+        per_second(self.bytes, self.node_time)
+    }
+}
+
+/// One declaration of one run, for `declarations.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclarationRow {
+    pub judge: String,
+    pub seed: u64,
+    pub declaration: Declaration,
+}
+
+/// Everything computed for one membership scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterMetrics {
+    pub scenario: String,
+    /// One per judge, in order of first appearance.
+    pub summary: Vec<JudgeSummary>,
+    /// Seeds, in order of first appearance.
+    pub seeds: Vec<u64>,
+    /// Every declaration: runs in the order given, then time order.
+    pub declarations: Vec<DeclarationRow>,
+}
+
+impl ClusterMetrics {
+    /// Runs (judges × seeds) summed over judges.
+    pub fn runs(&self) -> usize {
+        self.summary.iter().map(|s| s.runs).sum()
+    }
+    /// Events summed over every run.
+    pub fn events(&self) -> u128 {
+        self.summary.iter().map(|s| s.events).sum()
+    }
+}
+
+/// Computes the metrics of one membership scenario from its runs (every
+/// judge × seed, in judge order then seed order, as the caller ran them).
+pub fn cluster_metrics(scenario: &str, outcomes: &[ClusterOutcome]) -> ClusterMetrics {
+    let mut judges: Vec<&str> = Vec::new();
+    let mut seeds: Vec<u64> = Vec::new();
+    for o in outcomes {
+        if !judges.contains(&o.judge.as_str()) {
+            judges.push(&o.judge);
+        }
+        if !seeds.contains(&o.seed) {
+            seeds.push(o.seed);
+        }
+    }
+    let summary = judges
+        .iter()
+        .map(|&judge| {
+            let runs: Vec<&ClusterOutcome> = outcomes.iter().filter(|o| o.judge == judge).collect();
+            summarize_judge(judge, &runs)
+        })
+        .collect();
+    let declarations = outcomes
+        .iter()
+        .flat_map(|o| {
+            o.declarations.iter().map(|d| DeclarationRow {
+                judge: o.judge.clone(),
+                seed: o.seed,
+                declaration: d.clone(),
+            })
+        })
+        .collect();
+    ClusterMetrics {
+        scenario: scenario.to_string(),
+        summary,
+        seeds,
+        declarations,
+    }
+}
+
+/// Pools one judge's runs, in the order given.
+pub fn summarize_judge(judge: &str, runs: &[&ClusterOutcome]) -> JudgeSummary {
+    let mut s = JudgeSummary {
+        judge: judge.to_string(),
+        runs: runs.len(),
+        ..JudgeSummary::default()
+    };
+    let mut declare = Vec::new();
+    let mut agree = Vec::new();
+    let mut run_means = Vec::new();
+    let mut run_rates = Vec::new();
+    for o in runs {
+        s.crashes += o.crashes.len();
+        let before = declare.len();
+        for c in &o.crashes {
+            if let Some(at) = c.declared {
+                declare.push(at.saturating_sub(c.at));
+            }
+            match c.agreed {
+                Some(at) => agree.push(at.saturating_sub(c.at)),
+                None => s.never_agreed += 1,
+            }
+        }
+        s.declared += declare.len() - before;
+        if let Some(mean) = mean_f64(&declare[before..]) {
+            run_means.push(mean);
+        }
+        let false_here = o.declarations.iter().filter(|d| d.false_positive).count();
+        s.declarations += o.declarations.len();
+        s.false_declarations += false_here;
+        s.destroyed += o
+            .declarations
+            .iter()
+            .filter(|d| d.false_positive)
+            .map(|d| u128::from(d.destroyed.0))
+            .sum::<u128>();
+        s.suspicions += o.suspicions.len();
+        s.suspicions_undeclared += o.suspicions.iter().filter(|x| !x.declared).count();
+        let c = &o.counts;
+        s.votes += u128::from(c.votes);
+        s.votes_withheld += u128::from(c.votes_withheld);
+        s.table_reads += u128::from(c.table_reads);
+        s.table_writes += u128::from(c.table_writes);
+        s.table_conflicts += u128::from(c.table_conflicts);
+        s.table_unavailable += u128::from(c.table_unavailable);
+        s.messages += u128::from(c.messages);
+        s.bytes += u128::from(c.bytes);
+        s.self_terminations += u128::from(c.self_terminations);
+        s.join_give_ups += u128::from(c.join_give_ups);
+        s.restarts += u128::from(c.restarts);
+        s.two_active_generations += u128::from(c.two_active_generations);
+        let node_time = u128::from(o.node_time.0);
+        s.node_time += node_time;
+        if let Some(rate) = rate_per_hour(false_here as u128, node_time) {
+            run_rates.push(rate);
+        }
+        s.events += u128::from(o.events);
+    }
+    s.declare = DurationStats::from_samples(declare);
+    s.agree = DurationStats::from_samples(agree);
+    s.declare_ci = mean_ci95(&run_means);
+    s.false_rate_ci = mean_ci95(&run_rates);
+    s
+}
