@@ -12,9 +12,6 @@ use crate::simulate::{progress, seed_list};
 
 /// Every run of one membership scenario.
 pub struct ClusterResult {
-    pub scenario: String,
-    /// Judge names, in the scenario's order.
-    pub judges: Vec<String>,
     /// Judge-major, then seed order.
     pub runs: Vec<ClusterOutcome>,
 }
@@ -39,15 +36,10 @@ pub fn simulate_clusters(
     let mut results = Vec::with_capacity(scenarios.len());
     for (i, s) in scenarios.iter().enumerate() {
         let list = seed_list(first_seed, seeds, s.seeds).map_err(|e| format!("{}: {e}", s.name))?;
-        let judges = membership::judges(s);
-        for j in 0..judges.len() {
+        for j in 0..s.judge_names().len() {
             jobs.extend(list.iter().map(|&seed| (i, j, seed)));
         }
-        results.push(ClusterResult {
-            scenario: s.name.clone(),
-            judges: judges.into_iter().map(|(name, _)| name).collect(),
-            runs: Vec::new(),
-        });
+        results.push(ClusterResult { runs: Vec::new() });
     }
     let bar = progress(jobs.len() as u64, "cluster runs");
     let started = Instant::now();

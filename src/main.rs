@@ -10,6 +10,7 @@ mod bench;
 mod bench_cluster;
 mod budget;
 mod check;
+mod cluster_runs;
 mod list;
 mod live;
 mod out_paths;

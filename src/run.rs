@@ -5,6 +5,9 @@ use std::time::Instant;
 
 use clap::Args;
 use fdlab_reports::charts::timeline::Timeline;
+use fdlab_reports::cluster::{
+    cluster_terminal_table, cluster_verdict, write_cluster_replay, MembershipReport,
+};
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
 use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
 use fdlab_reports::report::{write_report, About, CHARTS_DIR, INDEX_HTML};
@@ -13,11 +16,13 @@ use fdlab_reports::tables::terminal_table;
 use fdlab_reports::verdict::verdict;
 use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
+use fdlab_sim::membership;
 use fdlab_sim::plan::RunPlan;
 use fdlab_sim::scores::ScoreSampler;
 use fdlab_sim::valid::ValidScenario;
 
 use crate::budget::{self, SizeArgs, Work};
+use crate::cluster_runs::simulate_clusters;
 use crate::out_paths::{refuse_in_dir, scenario_inputs};
 use crate::simulate::{simulate, thread_pool, Simulated};
 
@@ -75,6 +80,10 @@ pub struct ReplayArgs {
     /// (default: the first pair affected by a fault).
     #[arg(long, value_name = "MONITOR,TARGET")]
     pair: Option<String>,
+    /// A membership scenario: the judge whose cluster run to replay
+    /// (default: its first judge).
+    #[arg(long, value_name = "NAME")]
+    judge: Option<String>,
     /// Directory for `trace.csv`, `timeline.svg` and `timeline.html`.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_REPLAY_OUT)]
     out: PathBuf,
@@ -133,19 +142,36 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     )?;
     check_out(&args.out, ReportKind::Run).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let pool = thread_pool(args.jobs)?;
+    // Membership scenarios run as clusters, one run per judge and seed; the
+    // others as detector pairs in shadow mode.
+    let (clusters, pairs): (Vec<&ValidScenario>, Vec<&ValidScenario>) =
+        scenarios.iter().partition(|s| s.is_membership());
+    let pairs: Vec<ValidScenario> = pairs.into_iter().cloned().collect();
     let Simulated {
         results,
         runs,
         events,
         wall,
         threads,
-    } = simulate(&scenarios, args.seeds, args.seed, &pool)?;
+    } = simulate(&pairs, args.seeds, args.seed, &pool)?;
+    let clustered = simulate_clusters(&clusters, args.seeds, args.seed, &pool)?;
     let metrics: Vec<_> = results.iter().map(scenario_metrics).collect();
-    for (scenario, m) in scenarios.iter().zip(&metrics) {
+    for (scenario, m) in pairs.iter().zip(&metrics) {
         if !scenario.description.is_empty() {
             say!("# {}", scenario.description.trim());
         }
         say!("{}", terminal_table(m));
+    }
+    let membership: Vec<MembershipReport> = clusters
+        .iter()
+        .zip(&clustered.results)
+        .map(|(s, r)| MembershipReport::new(s, &r.runs))
+        .collect();
+    for (scenario, report) in clusters.iter().zip(&membership) {
+        if !scenario.description.is_empty() {
+            say!("# {}", scenario.description.trim());
+        }
+        say!("{}", cluster_terminal_table(&report.metrics));
     }
     say!("Verdict (details: docs/reports.md):");
     let verdicts: Vec<_> = metrics.iter().map(verdict).collect();
@@ -155,7 +181,13 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             say!("    {line}");
         }
     }
-    if let (Some(v), Some(s)) = (verdicts.first(), scenarios.first()) {
+    for report in &membership {
+        say!("  {}:", report.metrics.scenario);
+        for line in cluster_verdict(&report.metrics) {
+            say!("    {line}");
+        }
+    }
+    if let (Some(v), Some(s)) = (verdicts.first(), pairs.first()) {
         let kind = v
             .best_name()
             .and_then(|name| s.detectors.iter().find(|d| d.name == name))
@@ -166,11 +198,16 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         }
     }
     say!();
-    let about: Vec<About> = scenarios.iter().map(|s| About::of(s)).collect();
+    let about: Vec<About> = pairs.iter().map(|s| About::of(s)).collect();
     let report_started = Instant::now();
-    write_report(&args.out, &metrics, &about, &[])
+    write_report(&args.out, &metrics, &about, &membership)
         .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let report_wall = report_started.elapsed().as_secs_f64();
+    let (runs, events, wall) = (
+        runs + clustered.runs,
+        events + clustered.events,
+        wall + clustered.wall,
+    );
     say!(
         "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} threads)",
         events as f64 / wall.max(1e-9) / 1e6,
@@ -199,6 +236,16 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let written = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
     refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
     check_out(&args.out, ReportKind::Replay).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    if scenario.is_membership() {
+        return replay_cluster(args, &scenario);
+    }
+    if let Some(judge) = &args.judge {
+        return Err(format!(
+            "--judge {}: {} is not a membership scenario (it has no judges; see --pair)",
+            fdlab_scenarios::excerpt::excerpt(judge),
+            scenario.name
+        ));
+    }
     // The pair is checked against this seed's layout before anything runs.
     let planned = RunPlan::build(&scenario, args.seed);
     let pair = match &args.pair {
@@ -236,6 +283,50 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
         "timeline of {} -> {}: {}",
         timeline.monitor,
         timeline.target,
+        args.out.join(TIMELINE_HTML).display()
+    );
+    say!("trace digest (SHA-256 of trace.csv): {digest}");
+    Ok(())
+}
+
+/// `fdlab replay` of a membership scenario: one judge's cluster run, its
+/// log (`trace.csv`) and timeline.
+fn replay_cluster(args: &ReplayArgs, scenario: &ValidScenario) -> Result<(), String> {
+    if args.pair.is_some() {
+        return Err(format!(
+            "--pair: {} is a membership scenario; choose a judge with --judge instead",
+            scenario.name
+        ));
+    }
+    let names = scenario.judge_names();
+    let judge = match &args.judge {
+        None => 0,
+        Some(name) => names.iter().position(|n| n == name).ok_or_else(|| {
+            format!(
+                "--judge {}: {} has no such judge; its judges: {}",
+                fdlab_scenarios::excerpt::excerpt(name),
+                scenario.name,
+                names.join(", ")
+            )
+        })?,
+    };
+    let started = Instant::now();
+    let (outcome, log) = membership::run(scenario, args.seed, judge, true);
+    let wall = started.elapsed().as_secs_f64();
+    let log = log.unwrap_or_default();
+    let digest = write_cluster_replay(&args.out, &outcome, &log)
+        .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let report = MembershipReport::new(scenario, std::slice::from_ref(&outcome));
+    say!("{}", cluster_terminal_table(&report.metrics));
+    say!(
+        "{} trace records, {} simulated events in {wall:.2} s -> {}",
+        log.len(),
+        outcome.events,
+        args.out.join(TRACE_CSV).display()
+    );
+    say!(
+        "timeline of the cluster under `{}`: {}",
+        outcome.judge,
         args.out.join(TIMELINE_HTML).display()
     );
     say!("trace digest (SHA-256 of trace.csv): {digest}");

@@ -348,11 +348,8 @@ impl OrleansAgent {
         for r in &self.relays {
             at(r.deadline);
         }
-        for p in &self.peers {
-            at(p.due());
-            if let Some(t) = p.judge.poll_timeout() {
-                at(t);
-            }
+        if let Some(t) = self.peers_due() {
+            at(t);
         }
         next
     }
@@ -438,6 +435,13 @@ impl OrleansAgent {
         if !busy {
             self.tasks.push_back(task);
         }
+    }
+
+    /// Whether a vote against `target` is queued or running.
+    pub(super) fn suspect_pending(&self, target: SiloId) -> bool {
+        let task = Task::Suspect { target, via: None };
+        self.running.as_ref().is_some_and(|r| r.task.same(&task))
+            || self.tasks.iter().any(|t| t.same(&task))
     }
 
     pub(super) fn enqueue_suspect(&mut self, target: SiloId, via: Option<SiloId>) {

@@ -93,6 +93,16 @@ impl OrleansAgent {
         }
     }
 
+    /// The next instant this agent must look at its peers.
+    pub(super) fn peers_due(&self) -> Option<Nanos> {
+        self.peers
+            .iter()
+            .filter(|p| p.probe.is_some() || !self.suspect_pending(p.silo))
+            .map(Peer::due)
+            .chain(self.peers.iter().filter_map(|p| p.judge.poll_timeout()))
+            .min()
+    }
+
     /// Probe deadlines, due probes and judge timers.
     pub(super) fn peers_timeout(&mut self, now: Nanos) {
         for i in 0..self.peers.len() {
@@ -105,8 +115,10 @@ impl OrleansAgent {
                 self.peers[i].judge.handle_timeout(now);
                 self.judge_check(i, None, false);
             }
+            // As in `SiloHealthMonitor`, whose probe loop awaits the vote a
+            // failed probe starts: no probe while one is pending.
             let peer = &self.peers[i];
-            if peer.probe.is_none() && peer.next_probe <= now {
+            if peer.probe.is_none() && peer.next_probe <= now && !self.suspect_pending(peer.silo) {
                 self.send_probe(i, now);
             }
         }

@@ -67,6 +67,7 @@ pub mod section;
 pub mod tables;
 pub mod terminal;
 pub mod timeline;
+pub mod verdict;
 
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -80,6 +81,7 @@ pub use metrics::{cluster_metrics, summarize_judge, ClusterMetrics, DeclarationR
 pub use replay::write_cluster_replay;
 pub use tables::{write_membership_tables, DECLARATIONS_CSV, MEMBERSHIP_CSV};
 pub use terminal::cluster_terminal_table;
+pub use verdict::cluster_verdict;
 
 use fdlab_sim::membership::outcome::ClusterOutcome;
 use fdlab_sim::scenario::{Scenario, CLASSIC_JUDGE};
@@ -101,13 +103,8 @@ impl ClusterAbout {
     pub fn of(scenario: &Scenario) -> ClusterAbout {
         let setup = scenario.membership.clone().unwrap_or_default();
         let o = &setup.orleans;
-        let names: Vec<String> = match &setup.judges {
-            Some(judges) => judges.clone(),
-            None => std::iter::once(CLASSIC_JUDGE.to_string())
-                .chain(scenario.detectors.iter().map(|d| d.name.clone()))
-                .collect(),
-        };
-        let judges = names
+        let judges = scenario
+            .judge_names()
             .into_iter()
             .map(|name| {
                 let settings = if name == CLASSIC_JUDGE {
@@ -133,14 +130,16 @@ impl ClusterAbout {
         ClusterAbout {
             description: scenario.description.clone(),
             setup: format!(
-                "{}, {} nodes: num_probed_silos = {}, num_votes_for_death_declaration = {}, death_vote_expiration = {}, i_am_alive_period = {}, table_refresh_period = {}, table latency {}; {restart}",
+                "{}, {} nodes starting within {}: num_probed_silos = {}, num_votes_for_death_declaration = {}, death_vote_expiration = {}, i_am_alive_period = {}, table_refresh_period = {}, connection_liveness_check = {}, table latency {}; {restart}",
                 setup.protocol.name(),
                 node_count(scenario),
+                setup.start_spread,
                 o.num_probed_silos,
                 o.num_votes_for_death_declaration,
                 o.death_vote_expiration,
                 o.i_am_alive_period,
                 o.table_refresh_period,
+                o.connection_liveness_check,
                 toml_line(&setup.table_latency),
             ),
             judges,

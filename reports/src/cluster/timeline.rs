@@ -80,10 +80,6 @@ const LAG_Y: (f64, f64) = (0.04, 0.18);
 const BAND_Y: (f64, f64) = (0.22, 0.74);
 const SUSPECT_Y: (f64, f64) = (0.78, 0.97);
 
-fn is_table(kind: FaultKind) -> bool {
-    matches!(kind, FaultKind::TableOutage | FaultKind::SlowTable)
-}
-
 fn lane_height(lanes: usize) -> u32 {
     if lanes <= ROOMY_LANES {
         LANE
@@ -96,7 +92,7 @@ fn lane_height(lanes: usize) -> u32 {
 /// [`MAX_FAULT_ROWS`]): `(row, fault index)`.
 fn fault_rows(t: &ClusterTimeline) -> (usize, Vec<(usize, usize)>) {
     let mut order: Vec<usize> = (0..t.faults.len())
-        .filter(|&i| !is_table(t.faults[i].kind))
+        .filter(|&i| !FaultKind::is_table(t.faults[i].kind))
         .collect();
     order.sort_by_key(|&i| (t.faults[i].window.start, i));
     let mut ends: Vec<Nanos> = Vec::new();
@@ -299,7 +295,7 @@ fn draw_strip(
     for &(row, i) in placed {
         bars.push((y_of(row as f64), &t.faults[i]));
     }
-    for f in t.faults.iter().filter(|f| is_table(f.kind)) {
+    for f in t.faults.iter().filter(|f| FaultKind::is_table(f.kind)) {
         bars.push((y_of(rows as f64), f));
     }
     for (y, f) in bars {

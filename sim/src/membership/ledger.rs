@@ -41,6 +41,8 @@ pub(crate) struct Ledger {
     pending: Vec<Pending>,
     /// Open suspicions by (monitor, target), into `suspicions`.
     open: BTreeMap<(SiloId, SiloId), usize>,
+    /// Each monitor's latest suspicion of each target, open or not.
+    latest: BTreeMap<(SiloId, SiloId), usize>,
     pub(crate) suspicions: Vec<Suspicion>,
     pub(crate) counts: ClusterCounts,
     pub(crate) node_time: Nanos,
@@ -202,8 +204,10 @@ impl Ledger {
             target,
             waiting,
         });
-        // Suspicions of it that are open now led to a declaration.
-        for (&(_, t), &s) in &self.open {
+        // Each monitor's latest suspicion of it led to the declaration,
+        // even one that ended first: its vote was on its way (a probe that
+        // got through meanwhile does not recall a vote).
+        for (&(_, t), &s) in &self.latest {
             if t == target {
                 self.suspicions[s].declared = true;
             }
@@ -264,6 +268,7 @@ impl Ledger {
                     declared,
                 });
                 self.open.insert((silo, target), i);
+                self.latest.insert((silo, target), i);
                 self.record(|| ClusterLogRecord::Suspicion {
                     at,
                     monitor: silo,

@@ -51,7 +51,9 @@ pub struct Suspicion {
     pub end: Option<Nanos>,
     pub monitor: SiloId,
     pub target: SiloId,
-    /// The target was declared Dead while it lasted.
+    /// The target was declared Dead after it started and before the same
+    /// monitor suspected it again (the suspicion's vote may land after the
+    /// suspicion ended).
     pub declared: bool,
 }
 
