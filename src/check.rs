@@ -14,6 +14,7 @@ use fdlab_scenarios::read_limit::{read_file_limited, ReadLimitError, TEXT_FILE_L
 use fdlab_scenarios::scenario_file::files_read;
 use fdlab_sim::valid::ValidScenario;
 
+use crate::cluster_runs::simulate_clusters;
 use crate::out_paths::{refuse_same_file, Input};
 use crate::simulate::{simulate, thread_pool};
 
@@ -168,15 +169,24 @@ pub fn run(args: &CheckArgs) -> Result<(), String> {
         b.require_entries(&args.baseline)?;
     }
     let pool = thread_pool(args.jobs)?;
-    let sim = simulate(&scenarios, None, 1, &pool)?;
+    let (clusters, pairs): (Vec<&ValidScenario>, Vec<&ValidScenario>) =
+        scenarios.iter().partition(|s| s.is_membership());
+    let pairs: Vec<ValidScenario> = pairs.into_iter().cloned().collect();
+    let sim = simulate(&pairs, None, 1, &pool)?;
+    let clustered = simulate_clusters(&clusters, None, 1, &pool)?;
     let metrics: Vec<_> = sim.results.iter().map(scenario_metrics).collect();
-    let run = entries(&metrics);
+    let cluster_metrics: Vec<_> = clusters
+        .iter()
+        .zip(&clustered.results)
+        .map(|(s, r)| fdlab_reports::cluster::cluster_metrics(&s.name, &r.runs))
+        .collect();
+    let run = entries(&metrics, &cluster_metrics);
     say!(
         "fdlab check: {} scenarios from {}, {} runs in {:.2} s",
         scenarios.len(),
         args.suite.display(),
-        sim.runs,
-        sim.wall
+        sim.runs + clustered.runs,
+        sim.wall + clustered.wall
     );
     if args.update {
         let tolerance = baseline.map(|b| b.tolerance).unwrap_or_default();

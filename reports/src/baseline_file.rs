@@ -46,6 +46,12 @@ pub fn check_figures(file: &Path, text: &str, baseline: &Baseline) -> Result<(),
             "suspicions_per_pair_hour",
             Some(t.suspicions_per_pair_hour),
         ),
+        (
+            "tolerance",
+            None,
+            "false_declarations_per_node_hour",
+            Some(t.false_declarations_per_node_hour),
+        ),
     ];
     for (i, e) in baseline.entries.iter().enumerate() {
         figures.push(("entry", Some(i), "p50_ms", e.p50_ms));
@@ -61,6 +67,12 @@ pub fn check_figures(file: &Path, text: &str, baseline: &Baseline) -> Result<(),
             Some(i),
             "suspicions_per_pair_hour",
             e.suspicions_per_pair_hour,
+        ));
+        figures.push((
+            "entry",
+            Some(i),
+            "false_declarations_per_node_hour",
+            e.false_declarations_per_node_hour,
         ));
     }
     for (table, entry, key, value) in figures {
@@ -226,6 +238,8 @@ mod tests {
             missed: 0,
             false_failed_per_pair_hour: Some(0.25),
             suspicions_per_pair_hour: Some(12.5),
+            membership: false,
+            false_declarations_per_node_hour: None,
         }
     }
 
@@ -242,27 +256,27 @@ mod tests {
             (
                 "p50_ms = 200.0",
                 "p50_ms = nan",
-                "base.toml:29: `entry[1].p50_ms`: must be a finite number >= 0, not NaN",
+                "base.toml:31: `entry[1].p50_ms`: must be a finite number >= 0, not NaN",
             ),
             (
                 "p99_ms = 150.0",
                 "p99_ms = inf",
-                "base.toml:20: `entry[0].p99_ms`: must be a finite number >= 0, not inf",
+                "base.toml:22: `entry[0].p99_ms`: must be a finite number >= 0, not inf",
             ),
             (
                 "p50_ms = 100.0",
                 "p50_ms = -inf",
-                "base.toml:19: `entry[0].p50_ms`: must be a finite number >= 0, not -inf",
+                "base.toml:21: `entry[0].p50_ms`: must be a finite number >= 0, not -inf",
             ),
             (
                 "p50_ms = 100.0",
                 "p50_ms = -1.5",
-                "base.toml:19: `entry[0].p50_ms`: must be a finite number >= 0, not -1.5",
+                "base.toml:21: `entry[0].p50_ms`: must be a finite number >= 0, not -1.5",
             ),
             (
                 "detection_time = 0.05",
                 "detection_time = nan",
-                "base.toml:10: `tolerance.detection_time`: must be a finite number >= 0, not NaN",
+                "base.toml:11: `tolerance.detection_time`: must be a finite number >= 0, not NaN",
             ),
         ] {
             let bad = text.replacen(from, to, 1);
@@ -273,22 +287,22 @@ mod tests {
             (
                 "false_failed_per_pair_hour = 0.0",
                 "false_failed_per_pair_hour = -1.0",
-                "base.toml:12: `tolerance.false_failed_per_pair_hour`",
+                "base.toml:13: `tolerance.false_failed_per_pair_hour`",
             ),
             (
                 "suspicions_per_pair_hour = 0.0",
                 "suspicions_per_pair_hour = nan",
-                "base.toml:13: `tolerance.suspicions_per_pair_hour`",
+                "base.toml:14: `tolerance.suspicions_per_pair_hour`",
             ),
             (
                 "false_failed_per_pair_hour = 0.25",
                 "false_failed_per_pair_hour = -0.25",
-                "base.toml:22: `entry[0].false_failed_per_pair_hour`",
+                "base.toml:24: `entry[0].false_failed_per_pair_hour`",
             ),
             (
                 "suspicions_per_pair_hour = 12.5",
                 "suspicions_per_pair_hour = inf",
-                "base.toml:23: `entry[0].suspicions_per_pair_hour`",
+                "base.toml:25: `entry[0].suspicions_per_pair_hour`",
             ),
         ] {
             let bad = text.replacen(from, to, 1);

@@ -6,17 +6,17 @@ use std::path::Path;
 use fdlab_scenarios::{builtin_suite, load_scenario};
 use fdlab_sim::engine::run;
 use fdlab_sim::estimate::estimate;
+use fdlab_sim::membership;
 use fdlab_sim::valid::ValidScenario;
 
 /// Seeds averaged per scenario.
 const SEEDS: u64 = 2;
 
-/// Every built-in and CI scenario the heartbeat engine runs: a membership
-/// scenario (`orleans-*`) is a cluster of membership agents, which this
-/// engine and its estimate do not model.
+/// Every built-in and CI scenario (the 200-silo built-in is left out for
+/// the test's time; its estimate is the 20-silo ones' formula).
 fn every_scenario() -> Vec<ValidScenario> {
     let mut all = builtin_suite().unwrap();
-    all.retain(|s| !s.is_membership());
+    all.retain(|s| s.name != "orleans-random-200");
     let ci = Path::new(env!("CARGO_MANIFEST_DIR")).join("ci");
     let mut files: Vec<_> = std::fs::read_dir(&ci)
         .unwrap()
@@ -28,14 +28,23 @@ fn every_scenario() -> Vec<ValidScenario> {
     all
 }
 
+/// The events of one seed: a membership scenario's over all its judges
+/// (each a cluster run), as its estimate counts them.
+fn events(scenario: &ValidScenario, seed: u64) -> u64 {
+    if scenario.is_membership() {
+        (0..scenario.judge_names().len())
+            .map(|j| membership::run(scenario, seed, j, false).0.events)
+            .sum()
+    } else {
+        run(scenario, seed, false).0.events
+    }
+}
+
 #[test]
 fn estimates_are_within_a_factor_of_two_of_every_real_count() {
     let mut worst: f64 = 1.0;
     for scenario in every_scenario() {
-        let real: u64 = (1..=SEEDS)
-            .map(|seed| run(&scenario, seed, false).0.events)
-            .sum::<u64>()
-            / SEEDS;
+        let real: u64 = (1..=SEEDS).map(|seed| events(&scenario, seed)).sum::<u64>() / SEEDS;
         let guess = estimate(&scenario).events;
         let ratio = guess / real as f64;
         eprintln!(

@@ -25,6 +25,7 @@ pub fn cluster_verdict(m: &ClusterMetrics) -> Vec<String> {
             j.judge, j.two_active_generations
         ));
     }
+    lines.push(best_line(judges));
     let falsely: Vec<&JudgeSummary> = judges.iter().filter(|j| j.false_declarations > 0).collect();
     if falsely.is_empty() {
         lines.push(format!(
@@ -33,9 +34,9 @@ pub fn cluster_verdict(m: &ClusterMetrics) -> Vec<String> {
         ));
     } else {
         for j in &falsely {
-            let destroyed = j
-                .mean_destroyed()
-                .map_or(String::new(), |d| format!(", each costing {} of silo time", secs(d)));
+            let destroyed = j.mean_destroyed().map_or(String::new(), |d| {
+                format!(", each costing {} of silo time", secs(d))
+            });
             lines.push(format!(
                 "`{}` declared a live silo Dead {} times in {} runs ({:.3} per node-hour{destroyed})",
                 j.judge,
@@ -88,6 +89,45 @@ pub fn cluster_verdict(m: &ClusterMetrics) -> Vec<String> {
     lines
 }
 
+/// The judge that cost the cluster least: the fewest false declarations,
+/// then the fewest crashes never declared, then the fastest median
+/// declaration (judge order breaks a tie).
+fn best_line(judges: &[JudgeSummary]) -> String {
+    let key = |j: &JudgeSummary| {
+        (
+            j.false_declarations,
+            j.never_declared(),
+            j.declare.map_or(fdlab_protocol::Nanos::MAX, |d| d.p50),
+        )
+    };
+    let best = judges
+        .iter()
+        .enumerate()
+        .min_by_key(|(i, j)| (key(j), *i))
+        .map(|(_, j)| j)
+        .expect("judges");
+    let crashes = match best.declare {
+        Some(d) => format!(
+            ", {}/{} crashes declared a median {} after the crash",
+            best.declared,
+            best.crashes,
+            secs(d.p50)
+        ),
+        None if best.crashes > 0 => format!(", none of {} crashes declared", best.crashes),
+        None => String::new(),
+    };
+    let tied = judges.iter().filter(|j| key(j) == key(best)).count();
+    let tie = if tied > 1 {
+        format!(" (tied with {} other judges on these figures)", tied - 1)
+    } else {
+        String::new()
+    };
+    format!(
+        "least costly judge: `{}` ({} false declarations{crashes}){tie}",
+        best.judge, best.false_declarations
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +147,7 @@ mod tests {
             assert!(text.contains(&said), "{text}");
         }
         assert!(text.contains("crashes declared"), "{text}");
+        assert!(text.starts_with("least costly judge: `"), "{text}");
         assert!(!text.contains("SAFETY"), "{text}");
     }
 }

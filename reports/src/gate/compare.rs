@@ -119,9 +119,22 @@ pub fn compare(baseline: &Baseline, run: &[Entry]) -> Comparison {
                 true,
             );
         }
+        let (p50, p99, missed) = if after.membership {
+            (
+                "p50 time to Dead",
+                "p99 time to Dead",
+                "crashes never declared",
+            )
+        } else {
+            (
+                "p50 detection time",
+                "p99 detection time",
+                "missed detections",
+            )
+        };
         for (metric, b, a) in [
-            ("p50 detection time", before.p50_ms, after.p50_ms),
-            ("p99 detection time", before.p99_ms, after.p99_ms),
+            (p50, before.p50_ms, after.p50_ms),
+            (p99, before.p99_ms, after.p99_ms),
         ] {
             if b == a {
                 continue;
@@ -145,7 +158,7 @@ pub fn compare(baseline: &Baseline, run: &[Entry]) -> Comparison {
         if before.missed != after.missed {
             let diff = after.missed as i64 - before.missed as i64;
             push(
-                "missed detections",
+                missed,
                 before.missed.to_string(),
                 after.missed.to_string(),
                 format!("{diff:+}"),
@@ -175,6 +188,26 @@ pub fn compare(baseline: &Baseline, run: &[Entry]) -> Comparison {
                 (_, None) => ("no must-not-detect time".into(), false),
             };
             push(metric, fmt_rate(b), fmt_rate(a), change, regression);
+        }
+        let (b, a) = (
+            before.false_declarations_per_node_hour,
+            after.false_declarations_per_node_hour,
+        );
+        if b != a {
+            let tolerance = tol.false_declarations_per_node_hour;
+            let node_h = |v: Option<f64>| v.map_or("none".into(), |v| format!("{v:.4}/node-h"));
+            let (change, regression) = match (b, a) {
+                (Some(b), Some(a)) => (format!("{:+.4}/node-h", a - b), a > b + tolerance),
+                (None, Some(a)) => (format!("{a:+.4}/node-h"), a > tolerance),
+                (_, None) => ("no silo time".into(), false),
+            };
+            push(
+                "false declarations per node-hour",
+                node_h(b),
+                node_h(a),
+                change,
+                regression,
+            );
         }
     }
     for before in &baseline.entries {

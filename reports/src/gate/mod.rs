@@ -15,6 +15,7 @@ use fdlab_protocol::Nanos;
 use fdlab_scenarios::excerpt::{bounded, excerpt, key as excerpt_key};
 use serde::{Deserialize, Serialize};
 
+use crate::cluster::{ClusterMetrics, JudgeSummary};
 use crate::metrics::{DetectorSummary, ScenarioMetrics};
 
 /// The baseline file format this version reads and writes.
@@ -34,6 +35,9 @@ pub struct Tolerance {
     /// Absolute increase allowed of the Suspect-only mistakes per
     /// monitored-pair-hour.
     pub suspicions_per_pair_hour: f64,
+    /// Membership scenarios: absolute increase allowed of the false
+    /// declarations (a live silo written Dead) per node-hour.
+    pub false_declarations_per_node_hour: f64,
 }
 
 impl Default for Tolerance {
@@ -43,16 +47,24 @@ impl Default for Tolerance {
             missed: 0,
             false_failed_per_pair_hour: 0.0,
             suspicions_per_pair_hour: 0.0,
+            false_declarations_per_node_hour: 0.0,
         }
     }
 }
 
-/// The figures of one scenario × detector, as the gate compares them.
+/// The figures of one scenario × detector, as the gate compares them; of a
+/// membership scenario, one scenario × judge (`membership = true`): its
+/// detection times are from a crash to the crashed silo's Dead declaration,
+/// `missed` counts crashes never declared, and its mistakes are false
+/// declarations per node-hour.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
     pub scenario: String,
+    /// The detector, or a membership scenario's judge.
     pub detector: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub membership: bool,
     /// Runs behind the figures.
     pub runs: u64,
     /// Detection time to Failed, milliseconds (absent: nothing was detected).
@@ -69,6 +81,9 @@ pub struct Entry {
     /// Suspect-only mistakes (suspicions) per monitored-pair-hour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspicions_per_pair_hour: Option<f64>,
+    /// Membership: live silos declared Dead per node-hour up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub false_declarations_per_node_hour: Option<f64>,
 }
 
 impl Entry {
@@ -84,6 +99,25 @@ impl Entry {
             missed: s.failed_missed as u64,
             false_failed_per_pair_hour: s.false_failed_rate(),
             suspicions_per_pair_hour: s.suspicion_rate(),
+            membership: false,
+            false_declarations_per_node_hour: None,
+        }
+    }
+
+    /// The gate's view of one judge of a membership scenario.
+    pub fn from_judge(scenario: &str, j: &JudgeSummary) -> Entry {
+        let ms = |t: Nanos| t.as_millis_f64();
+        Entry {
+            scenario: scenario.to_string(),
+            detector: j.judge.clone(),
+            runs: j.runs as u64,
+            p50_ms: j.declare.map(|d| ms(d.p50)),
+            p99_ms: j.declare.map(|d| ms(d.p99)),
+            missed: j.never_declared() as u64,
+            false_failed_per_pair_hour: None,
+            suspicions_per_pair_hour: None,
+            membership: true,
+            false_declarations_per_node_hour: j.false_rate(),
         }
     }
 
@@ -103,16 +137,20 @@ pub struct Baseline {
     pub entries: Vec<Entry>,
 }
 
-/// The entries of a run, in suite order.
-pub fn entries(metrics: &[ScenarioMetrics]) -> Vec<Entry> {
-    metrics
-        .iter()
-        .flat_map(|m| {
-            m.summary
-                .iter()
-                .map(move |s| Entry::from_summary(&m.scenario, s))
-        })
-        .collect()
+/// The entries of a run, in suite order: the detector scenarios', then the
+/// membership scenarios'.
+pub fn entries(metrics: &[ScenarioMetrics], clusters: &[ClusterMetrics]) -> Vec<Entry> {
+    let pairs = metrics.iter().flat_map(|m| {
+        m.summary
+            .iter()
+            .map(move |s| Entry::from_summary(&m.scenario, s))
+    });
+    let judges = clusters.iter().flat_map(|m| {
+        m.summary
+            .iter()
+            .map(move |j| Entry::from_judge(&m.scenario, j))
+    });
+    pairs.chain(judges).collect()
 }
 
 impl Baseline {
@@ -167,8 +205,9 @@ impl Baseline {
             "# fdlab check baseline: the CI suite's figures, rewritten by\n\
              # `fdlab check --update`. Tolerances may be edited by hand:\n\
              # detection_time is a share (0.05 = p50/p99 may be 5% slower),\n\
-             # missed a count, false_failed_per_pair_hour and\n\
-             # suspicions_per_pair_hour absolute increases.\n\n{body}"
+             # missed a count, false_failed_per_pair_hour,\n\
+             # suspicions_per_pair_hour and (membership scenarios)\n\
+             # false_declarations_per_node_hour absolute increases.\n\n{body}"
         ))
     }
 }
@@ -215,7 +254,60 @@ mod tests {
             missed,
             false_failed_per_pair_hour: Some(rate),
             suspicions_per_pair_hour: Some(0.0),
+            membership: false,
+            false_declarations_per_node_hour: None,
         }
+    }
+
+    fn judge(name: &str, p50: Option<f64>, never: u64, rate: f64) -> Entry {
+        Entry {
+            scenario: "cluster".into(),
+            detector: name.into(),
+            runs: 5,
+            p50_ms: p50,
+            p99_ms: p50,
+            missed: never,
+            false_failed_per_pair_hour: None,
+            suspicions_per_pair_hour: None,
+            membership: true,
+            false_declarations_per_node_hour: Some(rate),
+        }
+    }
+
+    #[test]
+    fn membership_entries_gate_false_declarations_and_time_to_dead() {
+        let before = baseline(vec![judge("classic", Some(55_000.0), 0, 0.0)]);
+        // One false declaration per ten node-hours more: a regression under
+        // the default zero tolerance, named as what it is.
+        let run = vec![judge("classic", Some(55_000.0), 0, 0.1)];
+        let c = compare(&before, &run);
+        assert_eq!(c.regressions(), 1, "{c:?}");
+        assert_eq!(c.changes[0].metric, "false declarations per node-hour");
+        assert_eq!(c.changes[0].change, "+0.1000/node-h");
+        // Declaring crashes 10% later, and a crash never declared.
+        let run = vec![judge("classic", Some(60_500.0), 1, 0.0)];
+        let c = compare(&before, &run);
+        assert_eq!(c.regressions(), 3, "{c:?}");
+        let metrics: Vec<&str> = c.changes.iter().map(|x| x.metric).collect();
+        assert_eq!(
+            metrics,
+            [
+                "p50 time to Dead",
+                "p99 time to Dead",
+                "crashes never declared"
+            ]
+        );
+        // Within a tolerance it passes; the file keeps the new key.
+        let mut tolerant = before.clone();
+        tolerant.tolerance.false_declarations_per_node_hour = 0.5;
+        let run = vec![judge("classic", Some(55_000.0), 0, 0.1)];
+        assert!(compare(&tolerant, &run).passed());
+        let text = Baseline::render(tolerant.tolerance, run.clone()).unwrap();
+        assert!(text.contains("membership = true"), "{text}");
+        assert_eq!(
+            Baseline::parse(Path::new("b.toml"), &text).unwrap().entries,
+            run
+        );
     }
 
     fn baseline(entries: Vec<Entry>) -> Baseline {

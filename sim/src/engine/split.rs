@@ -75,6 +75,10 @@ fn parts(plan: &RunPlan<'_>, logged: bool) -> Vec<Range<usize>> {
 /// outcome is the one a single pass gives, but a large mesh then runs from
 /// the cache rather than from memory.
 pub fn run(scenario: &ValidScenario, seed: u64, log: bool) -> RunResult {
+    debug_assert!(
+        !scenario.is_membership(),
+        "a membership scenario runs in `membership::run`"
+    );
     let plan = RunPlan::build(scenario, seed);
     if log {
         let replay = Replay {
