@@ -263,7 +263,7 @@ fn non_finite_or_negative_baseline_figures_are_refused_with_key_and_line() {
     let bad = good.replace("detection_time = 0.05", "detection_time = nan");
     fs::write(&baseline, bad).unwrap();
     let out = check(&suite, &baseline, &[]);
-    assert_one_error_line(&out, &["base.toml:10:", "tolerance.detection_time"]);
+    assert_one_error_line(&out, &["base.toml:11:", "tolerance.detection_time"]);
 }
 
 #[test]
