@@ -151,6 +151,9 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
 /// agent's timer. Measured: 1,000 silos for an hour, 23.2 M events for
 /// 7.2 M probes (3.2, the startup's joins and gossip included).
 pub const EVENTS_PER_MEMBERSHIP_PROBE: f64 = 3.3;
+/// Membership events per periodic table operation (a refresh, an
+/// IAmAlive): its arrival at the table, the reply's at the silo, the timer.
+pub const EVENTS_PER_TABLE_OPERATION: f64 = 3.0;
 /// Bytes of one silo besides its view: the agent, its judges, its node.
 const SILO_BYTES: u64 = 8 * 1024;
 /// Bytes of one row in one silo's view (views are copies once the table
@@ -161,30 +164,46 @@ const VIEW_ROW_BYTES: u64 = 96;
 /// probes `num_probed_silos` peers every `probe_timeout`.
 fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup) -> Estimate {
     let silos = scenario.topology.node_names().len() as f64;
-    let judges = match &m.judges {
-        Some(j) => j.len(),
-        None => 1 + scenario.detectors.len(),
-    } as f64;
+    let judges = scenario.judge_names().len() as f64;
     let o = &m.orleans;
     let probed = f64::from(o.num_probed_silos).min((silos - 1.0).max(0.0));
-    let probes =
-        silos * probed * scenario.duration.as_nanos_f64() / o.probe_timeout.as_nanos_f64().max(1.0);
-    let source = Source {
-        key: "membership.orleans.probe_timeout".into(),
-        what: format!(
-            "{silos} silos probing {probed} peers every {} for each of {judges} judges",
-            o.probe_timeout
-        ),
-        events: judges * probes * EVENTS_PER_MEMBERSHIP_PROBE,
-    };
+    let duration = scenario.duration.as_nanos_f64();
+    let per = |period: Nanos| duration / period.as_nanos_f64().max(1.0);
+    let mut sources = vec![
+        Source {
+            key: "membership.orleans.probe_timeout".into(),
+            what: format!(
+                "{silos} silos probing {probed} peers every {} for each of {judges} judges",
+                o.probe_timeout
+            ),
+            events: judges * silos * probed * per(o.probe_timeout) * EVENTS_PER_MEMBERSHIP_PROBE,
+        },
+        Source {
+            key: "membership.orleans.table_refresh_period".into(),
+            what: format!(
+                "{silos} silos reading the table every {} for each of {judges} judges",
+                o.table_refresh_period
+            ),
+            events: judges * silos * per(o.table_refresh_period) * EVENTS_PER_TABLE_OPERATION,
+        },
+        Source {
+            key: "membership.orleans.i_am_alive_period".into(),
+            what: format!(
+                "{silos} silos writing IAmAlive every {} for each of {judges} judges",
+                o.i_am_alive_period
+            ),
+            events: judges * silos * per(o.i_am_alive_period) * EVENTS_PER_TABLE_OPERATION,
+        },
+    ];
+    sources.sort_by(|a, b| b.events.total_cmp(&a.events));
     let n = silos as u64;
     let bytes = n
         .saturating_mul(SILO_BYTES)
         .saturating_add(n.saturating_mul(n).saturating_mul(VIEW_ROW_BYTES));
     Estimate {
-        events: source.events,
+        events: sources.iter().map(|s| s.events).sum(),
         bytes,
-        sources: vec![source],
+        sources,
     }
 }
 
