@@ -33,9 +33,9 @@ pub fn cluster_verdict(m: &ClusterMetrics) -> Vec<String> {
         ));
     } else {
         for j in &falsely {
-            let destroyed = j
-                .mean_destroyed()
-                .map_or(String::new(), |d| format!(", each costing {} of silo time", secs(d)));
+            let destroyed = j.mean_destroyed().map_or(String::new(), |d| {
+                format!(", each costing {} of silo time", secs(d))
+            });
             lines.push(format!(
                 "`{}` declared a live silo Dead {} times in {} runs ({:.3} per node-hour{destroyed})",
                 j.judge,
