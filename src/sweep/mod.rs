@@ -212,7 +212,7 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
         );
     }
     on_interrupt();
-    let journal = Mutex::new(Journal::open(dir)?);
+    let journal = Mutex::new(Journal::open(dir, units::HEADER)?);
     let bar = progress(remaining as u64, "units");
     let started = Instant::now();
     let groups: Vec<(usize, Vec<usize>)> = todo.into_iter().collect();
