@@ -10,7 +10,7 @@
 //! scenario file's "did you mean", a bad value the key and the problem.
 
 use fdlab_protocol::membership::OrleansConfig;
-use fdlab_protocol::KINDS;
+use fdlab_protocol::{DetectorConfig, KINDS};
 use fdlab_sim::scenario::{Scenario, CLASSIC_JUDGE};
 use toml::{Table, Value};
 
@@ -102,7 +102,7 @@ pub fn resolve_key(scenario: &Scenario, head: &str, param: &str) -> Result<Targe
             let problem = Value::Table(table)
                 .try_into::<OrleansConfig>()
                 .err()
-                .map(|e| rephrase(&e.to_string()))
+                .map(|e| rephrase(e.message()))
                 .unwrap_or_else(|| format!("expected one of {}", keys.join(", ")));
             return Err(format!("`{ORLEANS_PREFIX}{}`: {problem}", excerpt(key)));
         }
@@ -128,10 +128,13 @@ pub fn resolve_key(scenario: &Scenario, head: &str, param: &str) -> Result<Targe
         })
     };
     match (named, of_kind()) {
-        (Some(d), _) | (None, Some(Some(d))) => Ok(Target::Judge {
-            judge: d.name.clone(),
-            param: param.to_string(),
-        }),
+        (Some(d), _) | (None, Some(Some(d))) => {
+            check_judge_key(&d.config, &d.name, param)?;
+            Ok(Target::Judge {
+                judge: d.name.clone(),
+                param: param.to_string(),
+            })
+        }
         (None, Some(None)) => Err(format!(
             "no judge of scenario `{}` is a `{head}` (its judges: {})",
             scenario.name,
@@ -144,6 +147,39 @@ pub fn resolve_key(scenario: &Scenario, head: &str, param: &str) -> Result<Targe
             scenario.name,
             judges.join(", ")
         )),
+    }
+}
+
+/// Refuses `param` when the judge's kind has no such key, with a "did you
+/// mean" (a value's own problems are found when it is set).
+fn check_judge_key(config: &DetectorConfig, judge: &str, param: &str) -> Result<(), String> {
+    let Ok(mut table) = Table::try_from(config) else {
+        return Ok(());
+    };
+    remove_dotted(&mut table, param);
+    // An empty table is no key's value: a known key gets a type error.
+    if insert_dotted(&mut table, param, Value::Table(Table::new())).is_err() {
+        return Ok(());
+    }
+    match detector_from_table(&table) {
+        Err(e) if e.problem.starts_with("unknown key") => {
+            let last = param.rsplit('.').next().unwrap_or(param);
+            let problem = match e.problem.split_once("; expected ") {
+                Some((head, expected)) => {
+                    let keys = expected.split('`').skip(1).step_by(2);
+                    let hint = keys
+                        .map(|k| (strsim::levenshtein(last, k), k))
+                        .filter(|(d, _)| *d <= 2)
+                        .min_by_key(|(d, _)| *d)
+                        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+                        .unwrap_or_default();
+                    format!("{head}{hint}; expected {expected}")
+                }
+                None => e.problem,
+            };
+            Err(format!("`{judge}.{}`: {problem}", excerpt(param)))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -173,7 +209,7 @@ pub fn apply(scenario: &Scenario, settings: &[(&Target, &Value)]) -> Result<Scen
                     .filter(|(t, _)| matches!(t, Target::Orleans(_)))
                     .map(|(t, v)| format!("{} = {v}", t.key()))
                     .collect();
-                format!("`{}`: {}", keys.join(", "), rephrase(&e.to_string()))
+                format!("`{}`: {}", keys.join(", "), rephrase(e.message()))
             })?;
     }
     for (target, value) in settings {
@@ -256,6 +292,9 @@ mod tests {
             err.contains("no judge of scenario `orleans-crash`"),
             "{err}"
         );
+        let err = resolve_key(&s, "phi-5s", "treshold").unwrap_err();
+        assert!(err.starts_with("`phi-5s.treshold`: unknown key"), "{err}");
+        assert!(err.contains("(did you mean `threshold`?)"), "{err}");
         let err = resolve_key(&s, "phi", "threshold").unwrap_err();
         assert!(err.contains("classic, phi-5s, probe-orleans"), "{err}");
     }
