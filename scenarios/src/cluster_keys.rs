@@ -76,7 +76,7 @@ pub fn classic_has_no_keys() -> String {
     format!(
         "the `{CLASSIC_JUDGE}` judge has no parameters of its own: it suspects a silo after \
          `{ORLEANS_PREFIX}num_missed_probes_limit` missed probes, one every \
-         `{ORLEANS_PREFIX}probe_timeout`; vary those"
+         `{ORLEANS_PREFIX}probe_timeout`: set or vary those"
     )
 }
 

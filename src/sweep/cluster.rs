@@ -25,7 +25,6 @@ use fdlab_reports::atomic::{ensure_dir, remove_stale_temporaries, write_file};
 use fdlab_reports::cluster::ClusterRunTotals;
 use fdlab_scenarios::cluster_plan::{cluster_plan, ClusterPlan};
 use fdlab_scenarios::vary::parse_vary;
-use fdlab_sim::estimate::estimate;
 use fdlab_sim::membership;
 use fdlab_sim::valid::ValidScenario;
 use rayon::prelude::*;
@@ -36,6 +35,7 @@ use super::lock::SweepLock;
 use super::units::{self, Journal, Unit, UnitSet, JOURNAL, UNITS};
 use super::{on_interrupt, open, SweepArgs, INTERRUPTED, MAX_UNITS};
 use crate::budget::{self, Work};
+use crate::cluster_runs::distinct_sizes;
 use crate::simulate::progress;
 
 /// Checks every input and builds the plan, before anything runs.
@@ -80,29 +80,18 @@ fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<ClusterPlan, 
     Ok(plan)
 }
 
-/// What the sweep will simulate, for the size checks and `--dry-run`: the
-/// points whose runs differ in size, one each (named by that point), with
-/// the seeds of every point like it.
+/// What the sweep will simulate, for the size checks and `--dry-run`.
 fn work_of(plan: &ClusterPlan) -> Result<Vec<(ValidScenario, u64)>, String> {
-    let mut kinds: Vec<(ValidScenario, u64)> = Vec::new();
-    for p in 0..plan.file.points.len() {
-        let variant = plan.variant(p)?;
-        let e = estimate(&variant);
-        let same = kinds.iter_mut().find(|(v, _)| {
-            let k = estimate(v);
-            k.events.to_bits() == e.events.to_bits() && k.bytes == e.bytes
-        });
-        match same {
-            Some((_, runs)) => *runs += u64::from(plan.file.seeds),
-            None => {
-                let mut scenario = variant.into_inner();
-                scenario.name = format!("{} {}", scenario.name, plan.file.points[p].name);
-                let variant = ValidScenario::new(scenario).map_err(|e| e.to_string())?;
-                kinds.push((variant, u64::from(plan.file.seeds)));
-            }
-        }
-    }
-    Ok(kinds)
+    let file = &plan.file;
+    // As for `fdlab run`, a scenario's estimate per seed covers all its
+    // judges (a variant has only the plan's).
+    distinct_sizes((0..file.points.len()).map(|p| {
+        Ok((
+            file.points[p].name.clone(),
+            plan.variant(p)?,
+            u64::from(file.seeds),
+        ))
+    }))
 }
 
 /// `fdlab sweep` of membership scenario `scenario` (see the module docs).

@@ -70,6 +70,10 @@ impl JudgeSummary {
     pub fn false_rate(&self) -> Option<f64> {
         rate_per_hour(self.false_declarations as u128, self.node_time)
     }
+    /// Suspicions that led to no declaration per node-hour up.
+    pub fn undeclared_suspicion_rate(&self) -> Option<f64> {
+        rate_per_hour(self.suspicions_undeclared as u128, self.node_time)
+    }
     /// Mean node-time destroyed by one false declaration.
     pub fn mean_destroyed(&self) -> Option<Nanos> {
         mean_nanos(self.destroyed, self.false_declarations as u128)
