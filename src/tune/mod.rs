@@ -23,6 +23,7 @@
 //! 1 on bad input, with nothing written.
 
 pub mod cluster;
+pub mod cluster_render;
 pub mod rank;
 pub mod render;
 
