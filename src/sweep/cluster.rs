@@ -182,10 +182,8 @@ pub fn run(args: &SweepArgs, scenario: &ValidScenario) -> Result<(), String> {
         ));
     }
     say!(
-        "{ran} cluster runs ({} points × {} judges × {} seeds, each point its own cluster) in {wall:.2} s on {} threads",
-        file.points.len(),
-        file.judges.len(),
-        file.seeds,
+        "{ran} cluster runs ({}, each point its own cluster) in {wall:.2} s on {} threads",
+        cluster_output::size(file),
         pool.current_num_threads()
     );
     let mut units = done.into_units();

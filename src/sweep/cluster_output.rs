@@ -182,27 +182,35 @@ pub fn write_outputs(
         .collect();
     let keys: Vec<String> = plan.params.iter().map(|k| short(plan, k)).collect();
     let title = format!(
-        "{}: membership sweep of {} ({} points × {} judge{} × {} seeds)",
+        "{}: membership sweep of {} ({})",
         plan.scenario,
         keys.join(", "),
-        plan.points.len(),
-        plan.judges.len(),
-        if plan.judges.len() == 1 { "" } else { "s" },
-        plan.seeds
+        size(plan)
     );
     let svg = sweep_svg_with(&title, &MEMBERSHIP_AXES, &points).map_err(|e| io(TRADEOFF_SVG, e))?;
     write_file(&dir.join(TRADEOFF_SVG), svg.as_bytes()).map_err(|e| io(TRADEOFF_SVG, e))
+}
+
+/// `3 points × 1 judge × 20 seeds`.
+pub fn size(plan: &ClusterPlanFile) -> String {
+    let judges = plan.judges.len();
+    format!(
+        "{} point{} × {judges} judge{} × {} seed{}",
+        plan.points.len(),
+        if plan.points.len() == 1 { "" } else { "s" },
+        if judges == 1 { "" } else { "s" },
+        plan.seeds,
+        if plan.seeds == 1 { "" } else { "s" }
+    )
 }
 
 /// Prints the front of a finished membership sweep, written in `dir`.
 pub fn print_front(dir: &Path, plan: &ClusterPlanFile, results: &[RowResult]) {
     let front = front(results);
     say!(
-        "\n{}: {} points × {} judges × {} seeds, one cluster run each; Pareto front of median time to Dead (a crash never declared counts as never) against false declarations per node-hour:",
+        "\n{}: {}, one cluster run each; Pareto front of median time to Dead (a crash never declared counts as never) against false declarations per node-hour:",
         plan.scenario,
-        plan.points.len(),
-        plan.judges.len(),
-        plan.seeds
+        size(plan)
     );
     say!(
         "{:<8} {:<16} {:>14} {:>12} {:>18} {:>10}  parameters",
