@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use fdlab_sim::estimate::estimate;
 use fdlab_sim::membership::{self, outcome::ClusterOutcome};
 use fdlab_sim::valid::ValidScenario;
 use rayon::prelude::*;
@@ -64,4 +65,31 @@ pub fn simulate_clusters(
         events,
         wall,
     })
+}
+
+/// What a command that runs many variants of a membership scenario will
+/// simulate, for the size checks and `--dry-run` of [`crate::budget`]:
+/// one variant per size of run (events and memory), named `scenario
+/// NAME` by the first variant of that size, with the runs of every variant
+/// of that size. `variants` gives each variant's name and scenario, and
+/// the runs of each.
+pub fn distinct_sizes(
+    variants: impl IntoIterator<Item = Result<(String, ValidScenario, u64), String>>,
+) -> Result<Vec<(ValidScenario, u64)>, String> {
+    let mut kinds: Vec<(ValidScenario, u64, (u64, u64))> = Vec::new();
+    for v in variants {
+        let (name, variant, runs) = v?;
+        let e = estimate(&variant);
+        let size = (e.events.to_bits(), e.bytes);
+        match kinds.iter_mut().find(|(_, _, s)| *s == size) {
+            Some((_, n, _)) => *n += runs,
+            None => {
+                let mut scenario = variant.into_inner();
+                scenario.name = format!("{} {name}", scenario.name);
+                let variant = ValidScenario::new(scenario).map_err(|e| e.to_string())?;
+                kinds.push((variant, runs, size));
+            }
+        }
+    }
+    Ok(kinds.into_iter().map(|(v, n, _)| (v, n)).collect())
 }

@@ -19,6 +19,10 @@
 //!   dimension each;
 //! - [`sweep_plan`]: a sweep's points, seeds and shards, and `sweep.toml`,
 //!   the plan `fdlab sweep --resume` and `fdlab merge` read back;
+//! - [`cluster_keys`] and [`cluster_plan`]: the keys a membership scenario
+//!   is swept and tuned over (`membership.orleans.KEY`, `JUDGE.KEY`), and a
+//!   membership sweep's points, judges and `sweep.toml`; [`cluster_search`]:
+//!   the settings `fdlab tune` searches per judge of a membership scenario;
 //! - [`seed_range`](mod@seed_range): `--seed S` and N seeds, refused when
 //!   they would wrap past the largest seed.
 //!
@@ -28,6 +32,9 @@
 //! short, escaped excerpt.
 
 pub mod builtin;
+pub mod cluster_keys;
+pub mod cluster_plan;
+pub mod cluster_search;
 pub mod detector_spec;
 pub mod events;
 pub mod excerpt;

@@ -134,7 +134,11 @@ fn base_table(scenario: &Scenario, dims: &[Dimension]) -> Result<(String, Table)
 
 /// Index tuples of the points: the full grid (first dimension outermost), or
 /// `sample` points of a Latin hypercube over the dimensions' value lists.
-fn point_indices(dims: &[Dimension], sample: usize, seed: u64) -> Result<Vec<Vec<usize>>, String> {
+pub(crate) fn point_indices(
+    dims: &[Dimension],
+    sample: usize,
+    seed: u64,
+) -> Result<Vec<Vec<usize>>, String> {
     if sample == 0 {
         let total = dims
             .iter()
@@ -258,7 +262,7 @@ pub fn plan(
 }
 
 /// Removes a (dotted) key so that the sweep's value replaces the base's.
-fn remove_dotted(table: &mut Table, dotted: &str) {
+pub(crate) fn remove_dotted(table: &mut Table, dotted: &str) {
     match dotted.split_once('.') {
         None => {
             table.remove(dotted);

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use fdlab_reports::atomic::{temporary, write_file};
 use fdlab_reports::swap_dir::replace_dir;
+use fdlab_scenarios::cluster_plan::is_cluster_plan;
 use fdlab_scenarios::sweep_plan::PlanFile;
 
 use super::lock::LOCK;
@@ -50,7 +51,13 @@ pub fn merge(args: &MergeArgs) -> Result<(), String> {
             Some(_) => {}
         }
     }
-    let (_, text) = text.ok_or("no directory to merge")?;
+    let (first, text) = text.ok_or("no directory to merge")?;
+    if is_cluster_plan(&text) {
+        return Err(format!(
+            "{}: holds a membership sweep, which is never sharded: its results are already there, with nothing to merge",
+            first.display()
+        ));
+    }
     let plan: PlanFile = toml::from_str(&text).map_err(|e| format!("{PLAN}: {e}"))?;
     let names: Vec<String> = plan.points.iter().map(|p| p.name.clone()).collect();
     // Shards that overlap (the same shard given twice, say) must agree.

@@ -9,6 +9,9 @@
 //! is what lets shards split a sweep anywhere and merge to the very bytes of
 //! an unsharded run (a test checks it).
 
+pub mod cluster;
+pub mod cluster_output;
+pub mod cluster_units;
 pub mod lock;
 pub mod merge;
 pub mod output;
@@ -34,7 +37,7 @@ use fdlab_scenarios::vary::parse_vary;
 use lock::SweepLock;
 pub use merge::{merge, MergeArgs};
 use output::{PARETO_CSV, SWEEP_CSV, TRADEOFF_SVG};
-use units::{Journal, Unit, UnitSet, JOURNAL, UNITS};
+use units::{Figures, Journal, Unit, UnitSet, JOURNAL, UNITS};
 
 /// Where a sweep writes unless `--out` says otherwise.
 pub const DEFAULT_OUT: &str = "sweep-out";
@@ -49,9 +52,14 @@ pub struct SweepArgs {
     /// DETECTOR.PARAM=SPEC: a list `1,2,4`, a range `0.80..0.99:0.01`, a
     /// geometric range `100ms..10s:x2` or a log range `0.5..16:log11`.
     /// DETECTOR is a detector name of the scenario or a kind. Several make
-    /// a grid.
+    /// a grid. On a membership scenario: membership.orleans.KEY=SPEC or
+    /// JUDGE.PARAM=SPEC.
     #[arg(long = "vary", value_name = "KEY=SPEC", required = true)]
     vary: Vec<String>,
+    /// A membership scenario: run only this judge (repeat for several;
+    /// default: every judge, or the judge whose keys are varied).
+    #[arg(long, value_name = "NAME")]
+    judge: Vec<String>,
     /// Draw N points of a Latin hypercube over the --vary values instead of
     /// the whole grid.
     #[arg(long, value_name = "N")]
@@ -87,9 +95,9 @@ pub struct SweepArgs {
 }
 
 /// Set by Ctrl-C: no new seed starts; finished units are already on disk.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+pub(crate) static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-fn on_interrupt() {
+pub(crate) fn on_interrupt() {
     // A second handler would fail; one per process is all we need.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
 }
@@ -168,6 +176,27 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
         output::TRADEOFF_SVG,
     ];
     crate::out_paths::refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
+    if scenario.is_membership() {
+        return cluster::run(args, &scenario);
+    }
+    if let Some(judge) = args.judge.first() {
+        return Err(format!(
+            "--judge {}: `{}` is not a membership scenario (it has no judges; --vary names its detectors)",
+            fdlab_scenarios::excerpt::excerpt(judge),
+            scenario.name
+        ));
+    }
+    if let Some(v) = args
+        .vary
+        .iter()
+        .find(|v| v.trim_start().starts_with("membership."))
+    {
+        return Err(format!(
+            "--vary {}: `{}` is not a membership scenario (it has no [membership] table)",
+            fdlab_scenarios::excerpt::excerpt_to(v, fdlab_scenarios::excerpt::KEY_CHARS),
+            scenario.name
+        ));
+    }
     let (plan, points) = make_plan(args, &scenario)?;
     let shard = shard_of(args)?;
     let threads = budget::threads(args.jobs)?;
@@ -212,7 +241,7 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
         );
     }
     on_interrupt();
-    let journal = Mutex::new(Journal::open(dir)?);
+    let journal = Mutex::new(Journal::open(dir, units::HEADER)?);
     let bar = progress(remaining as u64, "units");
     let started = Instant::now();
     let groups: Vec<(usize, Vec<usize>)> = todo.into_iter().collect();
@@ -261,7 +290,12 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
 /// Checks what `dir` holds: nothing of a sweep yet (then the plan `text` is
 /// written), or, with `resume`, the same sweep (then its units are read
 /// into `done`).
-fn open(dir: &Path, text: &str, args: &SweepArgs, done: &mut UnitSet) -> Result<(), String> {
+fn open<T: Figures>(
+    dir: &Path,
+    text: &str,
+    args: &SweepArgs,
+    done: &mut UnitSet<T>,
+) -> Result<(), String> {
     let plan_path = dir.join(PLAN);
     let mut started_before =
         plan_path.exists() || dir.join(JOURNAL).exists() || dir.join(UNITS).exists();
@@ -297,7 +331,7 @@ fn open(dir: &Path, text: &str, args: &SweepArgs, done: &mut UnitSet) -> Result<
     }
     if existing != text {
         return Err(format!(
-            "{} holds a different sweep (its sweep.toml differs: scenario, --vary, --sample, --seed or --seeds changed); choose another --out",
+            "{} holds a different sweep (its sweep.toml differs: scenario, --vary, --judge, --sample, --seed or --seeds changed); choose another --out",
             dir.display()
         ));
     }

@@ -164,7 +164,7 @@ pub fn write_outputs(dir: &Path, plan: &PlanFile, results: &[PointResult]) -> Re
         .filter_map(|(i, r)| {
             Some(SweepPoint {
                 label: label(plan, i),
-                p99: r.strict_p99?.as_secs_f64(),
+                time: r.strict_p99?.as_secs_f64(),
                 rate: r.rate(),
                 front: r.pareto,
             })

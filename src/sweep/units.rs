@@ -1,15 +1,18 @@
-//! Units of a sweep on disk: one point on one seed, with the totals its
-//! summary needs ([`RunTotals`]), one CSV line each.
+//! Units of a sweep on disk: one row of the results on one seed (a point
+//! of a detector sweep; a point and a judge of a membership sweep), with the
+//! figures of its run ([`RunTotals`], or the cluster totals of
+//! [`super::cluster_units`]), one CSV line each.
 //!
 //! While a sweep runs, finished units are appended to `journal.csv`, a whole
 //! line at a time and flushed, so an interrupt loses at most the seeds in
 //! progress. `--resume` reads the journal back; a torn last line (a kill in
 //! the middle of a write) is dropped and the file cut back to its last whole
 //! line. When every unit of the shard is done, `units.csv` is written in
-//! canonical order (point, then seed) and the journal removed: a sharded
+//! canonical order (row, then seed) and the journal removed: a sharded
 //! sweep merged and an unsharded one then have the same bytes.
 
 use std::collections::BTreeMap;
+use std::fmt::Debug;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,28 +24,45 @@ use fdlab_scenarios::sweep_plan::PlanFile;
 pub const JOURNAL: &str = "journal.csv";
 pub const UNITS: &str = "units.csv";
 
-/// Columns of `units.csv` and of the journal.
+/// Columns of a detector sweep's `units.csv` and journal.
 pub const HEADER: &str = "point,seed,pairs,failed_delays_ns,suspect_delays_ns,mistakes,mistake_ns,must_not_detect_ns,alive_must_not_detect_ns,messages,bytes,pair_ns,false_failed,false_failed_ns,recovery_lags_ns,healthy_ns,alive_healthy_ns";
 
 /// The header of units written before false Failed mistakes, recovery lags
 /// and healthy time were recorded: their summaries cannot be computed.
 const HEADER_BEFORE_SPLIT: &str = "point,seed,pairs,failed_delays_ns,suspect_delays_ns,mistakes,mistake_ns,must_not_detect_ns,alive_must_not_detect_ns,messages,bytes,pair_ns";
 
-/// Fields of a line.
-const FIELDS: usize = 17;
+/// The figures of one unit's run, as the fields of its line after the row
+/// and the seed.
+pub trait Figures: Clone + PartialEq + Debug {
+    /// Columns of `units.csv` and of the journal.
+    const HEADER: &'static str;
+    /// Fields that name the row (the point; the point and the judge).
+    const KEY_FIELDS: usize;
+    /// Fields of a whole line.
+    const FIELDS: usize;
+    /// The figures' fields, each preceded by a comma.
+    fn write(&self, out: &mut String);
+    /// The figures of a line's fields `f`, from field `at` on.
+    fn parse(f: &[&str], at: usize) -> Result<Self, String>;
+    /// Why a file whose first line is `header`, a header of an earlier
+    /// fdlab, cannot be read.
+    fn outdated(_header: &str) -> Option<&'static str> {
+        None
+    }
+}
 
-/// One point on one seed.
+/// One row on one seed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unit {
-    /// Index into the plan's points.
+pub struct Unit<T = RunTotals> {
+    /// Index into the plan's rows (a detector sweep's points).
     pub point: usize,
     pub seed: u64,
-    pub totals: RunTotals,
+    pub totals: T,
 }
 
 /// Delays separated by spaces; a missed detection (an unfinished recovery)
 /// is `-`.
-fn delays(list: &[Option<Nanos>]) -> String {
+pub fn delays(list: &[Option<Nanos>]) -> String {
     let items: Vec<String> = list
         .iter()
         .map(|d| d.map_or("-".to_string(), |t| t.as_nanos().to_string()))
@@ -50,7 +70,7 @@ fn delays(list: &[Option<Nanos>]) -> String {
     items.join(" ")
 }
 
-fn parse_delays(text: &str) -> Result<Vec<Option<Nanos>>, String> {
+pub fn parse_delays(text: &str) -> Result<Vec<Option<Nanos>>, String> {
     text.split_whitespace()
         .map(|item| match item {
             "-" => Ok(None),
@@ -62,14 +82,26 @@ fn parse_delays(text: &str) -> Result<Vec<Option<Nanos>>, String> {
         .collect()
 }
 
-impl Unit {
-    /// The unit as one CSV line (with its newline); `names` are the points'.
-    pub fn line(&self, names: &[String]) -> String {
-        let t = &self.totals;
-        format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            names[self.point],
-            self.seed,
+/// Field `i` of `f` as a number.
+pub fn num(f: &[&str], i: usize) -> Result<u128, String> {
+    f[i].parse()
+        .map_err(|_| format!("field {} (`{}`) is not a number", i + 1, f[i]))
+}
+
+/// Field `i` of `f` as a number that fits 64 bits.
+pub fn small(f: &[&str], i: usize) -> Result<u64, String> {
+    u64::try_from(num(f, i)?).map_err(|_| format!("field {} is too large", i + 1))
+}
+
+impl Figures for RunTotals {
+    const HEADER: &'static str = HEADER;
+    const KEY_FIELDS: usize = 1;
+    const FIELDS: usize = 17;
+
+    fn write(&self, out: &mut String) {
+        let t = self;
+        out.push_str(&format!(
+            ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             t.pairs,
             delays(&t.failed),
             delays(&t.suspect),
@@ -85,70 +117,88 @@ impl Unit {
             delays(&t.recovery),
             t.healthy,
             t.alive_healthy
-        )
+        ));
     }
 
-    /// Parses a line written by [`Unit::line`].
-    /// `points` maps a point's name to its index (a sweep may have 100,000
-    /// points and millions of units).
-    pub fn parse(line: &str, points: &BTreeMap<&str, usize>) -> Result<Unit, String> {
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() != FIELDS {
-            return Err(format!("{} fields, expected {FIELDS}", f.len()));
-        }
-        let point = *points
-            .get(f[0])
-            .ok_or_else(|| format!("point `{}` is not in the plan", f[0]))?;
-        let num = |i: usize| -> Result<u128, String> {
-            f[i].parse()
-                .map_err(|_| format!("field {} (`{}`) is not a number", i + 1, f[i]))
-        };
-        let small = |i: usize| -> Result<u64, String> {
-            u64::try_from(num(i)?).map_err(|_| format!("field {} is too large", i + 1))
-        };
-        let failed = parse_delays(f[3])?;
-        let suspect = parse_delays(f[4])?;
+    fn parse(f: &[&str], at: usize) -> Result<RunTotals, String> {
+        let failed = parse_delays(f[at + 1])?;
+        let suspect = parse_delays(f[at + 2])?;
         if failed.len() != suspect.len() {
             return Err("failed and suspect delays differ in number".into());
         }
+        Ok(RunTotals {
+            pairs: small(f, at)?,
+            failed,
+            suspect,
+            mistakes: small(f, at + 3)?,
+            mistake_time: num(f, at + 4)?,
+            must_not_detect: num(f, at + 5)?,
+            alive_must_not_detect: num(f, at + 6)?,
+            messages: small(f, at + 7)?,
+            bytes: small(f, at + 8)?,
+            pair_time: num(f, at + 9)?,
+            false_failed: small(f, at + 10)?,
+            false_failed_time: num(f, at + 11)?,
+            recovery: parse_delays(f[at + 12])?,
+            healthy: num(f, at + 13)?,
+            alive_healthy: num(f, at + 14)?,
+        })
+    }
+
+    fn outdated(header: &str) -> Option<&'static str> {
+        (header == HEADER_BEFORE_SPLIT).then_some(
+            "written by an earlier fdlab, before false Failed mistakes, recovery lags and healthy time were recorded",
+        )
+    }
+}
+
+impl<T: Figures> Unit<T> {
+    /// The unit as one CSV line (with its newline); `keys` name the rows.
+    pub fn line(&self, keys: &[String]) -> String {
+        let mut line = format!("{},{}", keys[self.point], self.seed);
+        self.totals.write(&mut line);
+        line.push('\n');
+        line
+    }
+
+    /// Parses a line written by [`Unit::line`]. `rows` maps a row's key to
+    /// its index (a sweep may have 100,000 rows and millions of units).
+    pub fn parse(line: &str, rows: &BTreeMap<String, usize>) -> Result<Unit<T>, String> {
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() != T::FIELDS {
+            return Err(format!("{} fields, expected {}", f.len(), T::FIELDS));
+        }
+        let key = f[..T::KEY_FIELDS].join(",");
+        let point = *rows.get(&key).ok_or_else(|| {
+            let what = if T::KEY_FIELDS == 1 { "point" } else { "row" };
+            format!("{what} `{key}` is not in the plan")
+        })?;
         Ok(Unit {
             point,
-            seed: small(1)?,
-            totals: RunTotals {
-                pairs: small(2)?,
-                failed,
-                suspect,
-                mistakes: small(5)?,
-                mistake_time: num(6)?,
-                must_not_detect: num(7)?,
-                alive_must_not_detect: num(8)?,
-                messages: small(9)?,
-                bytes: small(10)?,
-                pair_time: num(11)?,
-                false_failed: small(12)?,
-                false_failed_time: num(13)?,
-                recovery: parse_delays(f[14])?,
-                healthy: num(15)?,
-                alive_healthy: num(16)?,
-            },
+            seed: small(&f, T::KEY_FIELDS)?,
+            totals: T::parse(&f, T::KEY_FIELDS + 1)?,
         })
     }
 }
 
 /// Every unit of one sweep read from its files or run so far: at most one
-/// per (point, seed) of the plan, so that their count never passes the
+/// per (row, seed) of the plan, so that their count never passes the
 /// plan's and a sweep whose units cover the plan writes its results.
 ///
 /// A unit read twice with the same figures is one unit (a journal line
 /// appended twice, a units file beside the journal it came from): units
-/// are deterministic, so the same point and seed always give the same line.
-/// The same point and seed with other figures, or a seed the plan does not
+/// are deterministic, so the same row and seed always give the same line.
+/// The same row and seed with other figures, or a seed the plan does not
 /// have, is an error naming the file and line.
-pub struct UnitSet<'a> {
-    plan: &'a PlanFile,
-    points: BTreeMap<&'a str, usize>,
-    /// Each unit by (point, seed), and where it was first read.
-    units: BTreeMap<(usize, u64), (Unit, Option<Origin>)>,
+pub struct UnitSet<T = RunTotals> {
+    /// A row's key in a line, and its index.
+    rows: BTreeMap<String, usize>,
+    /// Each row as messages name it.
+    labels: Vec<String>,
+    first_seed: u64,
+    seeds: u32,
+    /// Each unit by (row, seed), and where it was first read.
+    units: BTreeMap<(usize, u64), (Unit<T>, Option<Origin>)>,
     files: Vec<PathBuf>,
 }
 
@@ -156,16 +206,23 @@ pub struct UnitSet<'a> {
 /// by this process has none.
 type Origin = (usize, usize);
 
-impl<'a> UnitSet<'a> {
-    pub fn new(plan: &'a PlanFile) -> UnitSet<'a> {
+impl UnitSet<RunTotals> {
+    /// The units of a detector sweep's `plan`: one row per point.
+    pub fn new(plan: &PlanFile) -> UnitSet<RunTotals> {
+        let names: Vec<String> = plan.points.iter().map(|p| p.name.clone()).collect();
+        UnitSet::with_rows(names.clone(), names, plan.first_seed, plan.seeds)
+    }
+}
+
+impl<T: Figures> UnitSet<T> {
+    /// The units of a plan of rows `keys` (as lines name them; `labels` as
+    /// messages do) on `seeds` seeds from `first_seed` on.
+    pub fn with_rows(keys: Vec<String>, labels: Vec<String>, first_seed: u64, seeds: u32) -> Self {
         UnitSet {
-            plan,
-            points: plan
-                .points
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (p.name.as_str(), i))
-                .collect(),
+            rows: keys.into_iter().enumerate().map(|(i, k)| (k, i)).collect(),
+            labels,
+            first_seed,
+            seeds,
             units: BTreeMap::new(),
             files: Vec::new(),
         }
@@ -179,39 +236,38 @@ impl<'a> UnitSet<'a> {
         self.units.contains_key(&(point, seed))
     }
 
-    /// Whether the units cover every point on every seed of the plan.
+    /// Whether the units cover every row on every seed of the plan.
     pub fn covers_plan(&self) -> bool {
-        self.units.len() == self.plan.unit_count()
+        self.units.len() == self.labels.len() * self.seeds as usize
     }
 
     /// Adds units run by this process (only missing ones are run).
-    pub fn add(&mut self, units: impl IntoIterator<Item = Unit>) {
+    pub fn add(&mut self, units: impl IntoIterator<Item = Unit<T>>) {
         for u in units {
             self.units.entry((u.point, u.seed)).or_insert((u, None));
         }
     }
 
-    /// The units in canonical order: by point, then seed.
-    pub fn into_units(self) -> Vec<Unit> {
+    /// The units in canonical order: by row, then seed.
+    pub fn into_units(self) -> Vec<Unit<T>> {
         self.units.into_values().map(|(u, _)| u).collect()
     }
 
     /// Whether `seed` is one of the plan's (they may wrap past `u64::MAX`).
     fn in_plan(&self, seed: u64) -> bool {
-        seed.wrapping_sub(self.plan.first_seed) < u64::from(self.plan.seeds)
+        seed.wrapping_sub(self.first_seed) < u64::from(self.seeds)
     }
 
     /// Adds `unit`, read from line `line` of file `file`.
-    fn insert_read(&mut self, unit: Unit, file: usize, line: usize) -> Result<(), String> {
+    fn insert_read(&mut self, unit: Unit<T>, file: usize, line: usize) -> Result<(), String> {
         let here = |what: String| format!("{}:{line}: {what}", self.files[file].display());
         if !self.in_plan(unit.seed) {
             let last = self
-                .plan
                 .first_seed
-                .wrapping_add(u64::from(self.plan.seeds).saturating_sub(1));
+                .wrapping_add(u64::from(self.seeds).saturating_sub(1));
             return Err(here(format!(
                 "seed {} is not one of the plan's seeds ({} to {last}); the file belongs to another sweep",
-                unit.seed, self.plan.first_seed
+                unit.seed, self.first_seed
             )));
         }
         match self.units.get(&(unit.point, unit.seed)) {
@@ -229,7 +285,7 @@ impl<'a> UnitSet<'a> {
                 };
                 Err(here(format!(
                     "point {} on seed {} has other figures than at {at}; the same unit always gives the same line, so one of them is damaged",
-                    self.plan.points[unit.point].name, unit.seed
+                    self.labels[unit.point], unit.seed
                 )))
             }
         }
@@ -246,25 +302,27 @@ impl<'a> UnitSet<'a> {
         let mut good_len = 0;
         let mut lines = text.split_inclusive('\n').enumerate().peekable();
         match lines.next() {
-            Some((_, first)) if first.trim_end() == HEADER => good_len = first.len(),
-            Some((_, first)) if first.trim_end() == HEADER_BEFORE_SPLIT => {
+            Some((_, first)) if first.trim_end() == T::HEADER => good_len = first.len(),
+            Some((_, first)) if T::outdated(first.trim_end()).is_some() => {
                 return Err(format!(
-                    "{}: written by an earlier fdlab, before false Failed mistakes, recovery lags and healthy time were recorded; run the sweep again into a new --out",
-                    path.display()
+                    "{}: {}; run the sweep again into a new --out",
+                    path.display(),
+                    T::outdated(first.trim_end()).unwrap_or_default()
                 ))
             }
             Some((_, first)) if repair && !first.ends_with('\n') => {}
             _ => {
                 return Err(format!(
-                    "{}:1: not a units file (the header is not `{HEADER}`)",
-                    path.display()
+                    "{}:1: not a units file (the header is not `{}`)",
+                    path.display(),
+                    T::HEADER
                 ))
             }
         }
         while let Some((i, line)) = lines.next() {
             let last = lines.peek().is_none();
             let parsed = if line.ends_with('\n') {
-                Unit::parse(line.trim_end(), &self.points)
+                Unit::parse(line.trim_end(), &self.rows)
             } else {
                 Err("the line is cut short".into())
             };
@@ -278,7 +336,7 @@ impl<'a> UnitSet<'a> {
             }
         }
         if repair && good_len < text.len() {
-            cut(path, good_len)?;
+            cut(path, good_len, T::HEADER)?;
         }
         Ok(())
     }
@@ -286,13 +344,13 @@ impl<'a> UnitSet<'a> {
 
 /// Cuts a journal back to its first `len` bytes (its whole lines); a journal
 /// torn inside its header gets the header back.
-fn cut(path: &Path, len: usize) -> Result<(), String> {
+fn cut(path: &Path, len: usize, header: &str) -> Result<(), String> {
     let io = |e: std::io::Error| format!("{}: {e}", path.display());
     let file = OpenOptions::new().write(true).open(path).map_err(io)?;
     file.set_len(len as u64).map_err(io)?;
     if len == 0 {
         drop(file);
-        fs::write(path, format!("{HEADER}\n")).map_err(io)?;
+        fs::write(path, format!("{header}\n")).map_err(io)?;
     }
     Ok(())
 }
@@ -303,8 +361,8 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Opens (creating with its header) `dir/journal.csv` for appending.
-    pub fn open(dir: &Path) -> Result<Journal, String> {
+    /// Opens (creating with `header`) `dir/journal.csv` for appending.
+    pub fn open(dir: &Path, header: &str) -> Result<Journal, String> {
         let path = dir.join(JOURNAL);
         let fresh = !path.exists();
         let mut file = OpenOptions::new()
@@ -313,27 +371,32 @@ impl Journal {
             .open(&path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         if fresh {
-            file.write_all(format!("{HEADER}\n").as_bytes())
+            file.write_all(format!("{header}\n").as_bytes())
                 .and_then(|()| file.sync_data())
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }
         Ok(Journal { file })
     }
 
-    /// Appends the units of one finished seed in one write, then syncs.
-    pub fn append(&mut self, units: &[Unit], names: &[String]) -> std::io::Result<()> {
-        let text: String = units.iter().map(|u| u.line(names)).collect();
+    /// Appends the units of one finished seed (or cluster run) in one
+    /// write, then syncs.
+    pub fn append<T: Figures>(
+        &mut self,
+        units: &[Unit<T>],
+        keys: &[String],
+    ) -> std::io::Result<()> {
+        let text: String = units.iter().map(|u| u.line(keys)).collect();
         self.file.write_all(text.as_bytes())?;
         self.file.sync_data()
     }
 }
 
-/// `units.csv` text: header, then units sorted by (point, seed).
-pub fn canonical(units: &mut [Unit], names: &[String]) -> String {
+/// `units.csv` text: header, then units sorted by (row, seed).
+pub fn canonical<T: Figures>(units: &mut [Unit<T>], keys: &[String]) -> String {
     units.sort_by_key(|u| (u.point, u.seed));
-    let mut text = format!("{HEADER}\n");
+    let mut text = format!("{}\n", T::HEADER);
     for u in units.iter() {
-        text.push_str(&u.line(names));
+        text.push_str(&u.line(keys));
     }
     text
 }
@@ -404,7 +467,7 @@ mod tests {
         let line = u.line(&names());
         let plan = plan();
         assert_eq!(
-            Unit::parse(line.trim_end(), &UnitSet::new(&plan).points).unwrap(),
+            Unit::parse(line.trim_end(), &UnitSet::new(&plan).rows).unwrap(),
             u
         );
     }

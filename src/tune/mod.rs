@@ -22,6 +22,8 @@
 //! (so a CI job notices), after showing the point with the fewest mistakes;
 //! 1 on bad input, with nothing written.
 
+pub mod cluster;
+pub mod cluster_render;
 pub mod rank;
 pub mod render;
 
@@ -73,10 +75,15 @@ pub struct TuneArgs {
     /// With SCENARIO: seeds per setting (default: the scenario's `seeds`).
     #[arg(long, value_name = "N")]
     seeds: Option<u32>,
-    /// The detector kind to tune: fixed-timeout, phi-accrual, dataflow-decay or
-    /// two-stage.
+    /// The detector kind to tune: fixed-timeout, phi-accrual, dataflow-decay,
+    /// two-stage or (on a scenario) adaptive-probe. Not on a membership
+    /// scenario, whose judges are tuned.
     #[arg(long, value_name = "KIND")]
-    detector: String,
+    detector: Option<String>,
+    /// A membership scenario: tune only this judge (repeat for several;
+    /// default: every judge).
+    #[arg(long, value_name = "NAME", conflicts_with = "trace")]
+    judge: Vec<String>,
     /// Most mistakes per hour a setting may make, false Failed and
     /// suspicions together (per hour of trace, or per monitored-pair-hour of a
     /// scenario). With none of the three --max-* bounds: 0, no mistake at all.
@@ -90,9 +97,10 @@ pub struct TuneArgs {
     /// a Failed.
     #[arg(long, value_name = "X", value_parser = parse_rate)]
     max_suspicions_per_hour: Option<f64>,
-    /// Detection-time figure to minimize.
-    #[arg(long, value_enum, default_value_t = Objective::P99)]
-    objective: Objective,
+    /// Detection-time figure to minimize [default: p99; on a membership
+    /// scenario p50, of the time to a Dead declaration].
+    #[arg(long, value_enum)]
+    objective: Option<Objective>,
     /// Keys to hold fixed instead of searching or deriving them from the trace
     /// (`acceptable_heartbeat_pause=2s,name=phi-edge`), as in a scenario's
     /// `[[detectors]]` table.
@@ -148,9 +156,29 @@ struct Evaluated {
 }
 
 pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
+    // A membership scenario tunes its judges (an unreadable scenario is
+    // reported below, in the order of the checks of a detector's tuning).
+    if let (Some(arg), None) = (&args.scenario, &args.trace) {
+        if let Ok(scenario) = fdlab_scenarios::resolve(arg) {
+            if scenario.is_membership() {
+                return cluster::run(args, arg, &scenario);
+            }
+        }
+    }
+    if let Some(judge) = args.judge.first() {
+        return Err(format!(
+            "--judge {}: only a membership scenario has judges; tune a detector with --detector KIND",
+            fdlab_scenarios::excerpt::excerpt(judge)
+        ));
+    }
     // Every argument is checked before the input is read, the input before any
     // evaluation, and nothing is written before everything has run.
-    let kind = args.detector.trim();
+    let kind = args
+        .detector
+        .as_deref()
+        .ok_or("--detector: required: the detector kind to tune (fixed-timeout, phi-accrual, dataflow-decay, two-stage, adaptive-probe)")?
+        .trim();
+    let objective = args.objective.unwrap_or(Objective::P99);
     search_space(kind, Nanos::from_secs(1)).map_err(|e| format!("--detector: {e}"))?;
     let pins = match &args.set {
         Some(text) => parse_key_values(text).map_err(|e| format!("--set: {e}"))?,
@@ -175,7 +203,7 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
         _ => return Err("give a SCENARIO or --trace FILE (one of them)".into()),
     };
     let constraint = args.constraint();
-    let ranking = rank(&candidates, args.objective, &constraint);
+    let ranking = rank(&candidates, objective, &constraint);
 
     let status = match ranking.best() {
         Some(best) => {
@@ -193,7 +221,7 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
                 &points,
                 &candidates,
                 &ranking,
-                args.objective,
+                objective,
                 render::RUNNER_UPS,
             );
             if !runner_ups.is_empty() {
@@ -340,7 +368,7 @@ fn on_trace(
             args.cuts,
             args.seed,
             args.constraint().describe("per hour"),
-            args.objective.name()
+            args.objective.unwrap_or(Objective::P99).name()
         ),
         String::new(),
     ];
@@ -426,7 +454,7 @@ fn on_scenario(
             points.len(),
             args.seed,
             args.constraint().describe("per monitored-pair-hour"),
-            args.objective.name()
+            args.objective.unwrap_or(Objective::P99).name()
         ),
         String::new(),
     ];
@@ -498,7 +526,7 @@ fn read_trace(path: &Path) -> Result<Vec<Nanos>, String> {
 }
 
 /// Fails early, before any work, if `--out` cannot be written into.
-fn check_out_dir(out: &Path) -> Result<(), String> {
+pub(crate) fn check_out_dir(out: &Path) -> Result<(), String> {
     let dir = match out.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),

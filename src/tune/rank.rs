@@ -29,6 +29,9 @@ pub enum Objective {
     P99,
     /// The mean.
     Mean,
+    /// The median: the typical detection (on a membership scenario, the
+    /// default: the typical time to a Dead declaration).
+    P50,
 }
 
 impl Objective {
@@ -36,6 +39,7 @@ impl Objective {
         match self {
             Objective::P99 => "p99",
             Objective::Mean => "mean",
+            Objective::P50 => "p50",
         }
     }
 
@@ -44,12 +48,13 @@ impl Objective {
         match self {
             Objective::P99 => stats.p99,
             Objective::Mean => stats.mean,
+            Objective::P50 => stats.p50,
         }
     }
 
     fn other(self) -> Objective {
         match self {
-            Objective::P99 => Objective::Mean,
+            Objective::P99 | Objective::P50 => Objective::Mean,
             Objective::Mean => Objective::P99,
         }
     }

@@ -161,9 +161,11 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<C
     Ok(Chart::Svg(finish_svg(svg, TRADEOFF, &m.scenario, &title)))
 }
 
-/// The axes of a trade-off chart, drawn: p99 detection time (on `x`)
-/// against a rate per pair-hour named `rate_name` (false Failed for the
-/// detectors of a scenario, mistakes for the points of a sweep) from a
+/// The axes of a trade-off chart, drawn: the time named `time_name` (p99
+/// detection time, or median time to declaration) on `x` against a rate
+/// named `rate_name` (false
+/// Failed per pair-hour for the detectors of a scenario and the points of
+/// a sweep, false declarations per node-hour for a membership sweep) from a
 /// little below zero to `top`. With `all_zero` (every rate is 0) the rate
 /// axis has no scale to read: it has one tick, 0, and the middle of the
 /// plot is left for a note ([`super::draw_note`]).
@@ -172,7 +174,7 @@ pub(crate) fn rate_against_p99<'a, 'b, X>(
     x: X,
     title: &str,
     axis: &TimeAxis,
-    rate_name: &str,
+    (time_name, rate_name): (&str, &str),
     top: f64,
     all_zero: bool,
 ) -> std::io::Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>>
@@ -190,7 +192,7 @@ where
     let x_label = |v: &f64| axis.label(*v);
     let y_label = |v: &f64| rate_tick(*v);
     let mut mesh = chart.configure_mesh();
-    mesh.x_desc(axis.name("p99 detection time"))
+    mesh.x_desc(axis.name(time_name))
         .y_desc(rate_name)
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
@@ -236,7 +238,15 @@ where
             .flat_map(|p| [p.rate, p.ci.map_or(0.0, |c| c.1)]),
     );
     let all_zero = points.iter().all(|p| p.rate == 0.0);
-    let mut chart = rate_against_p99(root, x, title, axis, RATE_NAME, top, all_zero)?;
+    let mut chart = rate_against_p99(
+        root,
+        x,
+        title,
+        axis,
+        ("p99 detection time", RATE_NAME),
+        top,
+        all_zero,
+    )?;
     if all_zero {
         draw_note(
             &chart.plotting_area().strip_coord_spec(),

@@ -6,8 +6,9 @@ use fdlab_protocol::Nanos;
 use fdlab_sim::membership::outcome::{ClusterOutcome, Declaration};
 use fdlab_sim::stats::{mean_nanos, DurationStats};
 
-use crate::metrics::rates::{mean_f64, per_second, rate_per_hour};
-use crate::metrics::{mean_ci95, MeanCi};
+use super::totals::{summarize_totals, ClusterRunTotals};
+use crate::metrics::rates::{per_second, rate_per_hour};
+use crate::metrics::MeanCi;
 
 /// One judge over all runs (seeds) of one membership scenario.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -68,6 +69,10 @@ impl JudgeSummary {
     /// False declarations per node-hour up.
     pub fn false_rate(&self) -> Option<f64> {
         rate_per_hour(self.false_declarations as u128, self.node_time)
+    }
+    /// Suspicions that led to no declaration per node-hour up.
+    pub fn undeclared_suspicion_rate(&self) -> Option<f64> {
+        rate_per_hour(self.suspicions_undeclared as u128, self.node_time)
     }
     /// Mean node-time destroyed by one false declaration.
     pub fn mean_destroyed(&self) -> Option<Nanos> {
@@ -156,67 +161,9 @@ pub fn cluster_metrics(scenario: &str, outcomes: &[ClusterOutcome]) -> ClusterMe
     }
 }
 
-/// Pools one judge's runs, in the order given.
+/// Pools one judge's runs, in the order given (through their
+/// [`ClusterRunTotals`], as a sweep pools its units).
 pub fn summarize_judge(judge: &str, runs: &[&ClusterOutcome]) -> JudgeSummary {
-    let mut s = JudgeSummary {
-        judge: judge.to_string(),
-        runs: runs.len(),
-        ..JudgeSummary::default()
-    };
-    let mut declare = Vec::new();
-    let mut agree = Vec::new();
-    let mut run_means = Vec::new();
-    let mut run_rates = Vec::new();
-    for o in runs {
-        s.crashes += o.crashes.len();
-        let before = declare.len();
-        for c in &o.crashes {
-            if let Some(at) = c.declared {
-                declare.push(at.saturating_sub(c.at));
-            }
-            match c.agreed {
-                Some(at) => agree.push(at.saturating_sub(c.at)),
-                None => s.never_agreed += 1,
-            }
-        }
-        s.declared += declare.len() - before;
-        if let Some(mean) = mean_f64(&declare[before..]) {
-            run_means.push(mean);
-        }
-        let false_here = o.declarations.iter().filter(|d| d.false_positive).count();
-        s.declarations += o.declarations.len();
-        s.false_declarations += false_here;
-        s.destroyed += o
-            .declarations
-            .iter()
-            .filter(|d| d.false_positive)
-            .map(|d| u128::from(d.destroyed.0))
-            .sum::<u128>();
-        s.suspicions += o.suspicions.len();
-        s.suspicions_undeclared += o.suspicions.iter().filter(|x| !x.declared).count();
-        let c = &o.counts;
-        s.votes += u128::from(c.votes);
-        s.votes_withheld += u128::from(c.votes_withheld);
-        s.table_reads += u128::from(c.table_reads);
-        s.table_writes += u128::from(c.table_writes);
-        s.table_conflicts += u128::from(c.table_conflicts);
-        s.table_unavailable += u128::from(c.table_unavailable);
-        s.messages += u128::from(c.messages);
-        s.bytes += u128::from(c.bytes);
-        s.self_terminations += u128::from(c.self_terminations);
-        s.join_give_ups += u128::from(c.join_give_ups);
-        s.restarts += u128::from(c.restarts);
-        s.two_active_generations += u128::from(c.two_active_generations);
-        let node_time = u128::from(o.node_time.0);
-        s.node_time += node_time;
-        if let Some(rate) = rate_per_hour(false_here as u128, node_time) {
-            run_rates.push(rate);
-        }
-        s.events += u128::from(o.events);
-    }
-    s.declare = DurationStats::from_samples(declare);
-    s.agree = DurationStats::from_samples(agree);
-    s.declare_ci = mean_ci95(&run_means);
-    s.false_rate_ci = mean_ci95(&run_rates);
-    s
+    let totals: Vec<ClusterRunTotals> = runs.iter().map(|o| ClusterRunTotals::of(o)).collect();
+    summarize_totals(judge, &totals)
 }

@@ -54,6 +54,10 @@
 //! [`lanes`], with the view lags of [`lag`], folded for many nodes by
 //! [`fold`]).
 //!
+//! [`totals`] holds what one run contributes ([`ClusterRunTotals`]): the
+//! figures are pooled from those, so a membership sweep (`fdlab sweep`)
+//! keeps them as its units and gets the same figures as a run.
+//!
 //! Determinism: no hash maps; judges and seeds in order of first
 //! appearance; sums of times are exact integer sums.
 
@@ -67,6 +71,7 @@ pub mod section;
 pub mod tables;
 pub mod terminal;
 pub mod timeline;
+pub mod totals;
 pub mod verdict;
 
 #[cfg(test)]
@@ -81,6 +86,7 @@ pub use metrics::{cluster_metrics, summarize_judge, ClusterMetrics, DeclarationR
 pub use replay::write_cluster_replay;
 pub use tables::{write_membership_tables, DECLARATIONS_CSV, MEMBERSHIP_CSV};
 pub use terminal::cluster_terminal_table;
+pub use totals::{strict_declare_p50, summarize_totals, ClusterRunTotals};
 pub use verdict::cluster_verdict;
 
 use fdlab_sim::membership::outcome::ClusterOutcome;

@@ -103,7 +103,7 @@ pub const DECLARATIONS_HEADER: [&str; 9] = [
 
 /// Nanoseconds as seconds with 6 decimals, rounded to the nearest
 /// microsecond in integers.
-pub(crate) fn secs6(ns: u128) -> String {
+pub fn secs6(ns: u128) -> String {
     let us = (ns + 500) / 1_000;
     format!("{}.{:06}", us / 1_000_000, us % 1_000_000)
 }
@@ -144,12 +144,22 @@ fn push_stats(row: &mut Vec<String>, stats: Option<DurationStats>) {
     ]);
 }
 
+/// The columns of [`MEMBERSHIP_HEADER`] that hold a judge's figures (all
+/// but `scenario` and `judge`): a sweep's rows have them too.
+pub const MEMBERSHIP_METRIC_COLUMNS: std::ops::RangeFrom<usize> = 2..;
+
 fn membership_row(scenario: &str, s: &JudgeSummary) -> Vec<String> {
+    let mut row = vec![scenario.to_string(), s.judge.clone()];
+    row.extend(membership_metric_fields(s));
+    row
+}
+
+/// The fields of [`MEMBERSHIP_HEADER`]`[`[`MEMBERSHIP_METRIC_COLUMNS`]`]`
+/// for `s`.
+pub fn membership_metric_fields(s: &JudgeSummary) -> Vec<String> {
     let declare = s.declare;
     let ci_secs = |v: Option<f64>| opt(v.map(|ns| ns / 1e9), 6);
     let mut row = vec![
-        scenario.to_string(),
-        s.judge.clone(),
         s.runs.to_string(),
         hours(s.node_time),
         s.crashes.to_string(),

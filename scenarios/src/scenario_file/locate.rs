@@ -396,7 +396,7 @@ pub(super) fn collect_tables<'v>(
 }
 
 /// Serde's messages in the words of a scenario file: keys, values, tables.
-pub(super) fn rephrase(message: &str) -> String {
+pub(crate) fn rephrase(message: &str) -> String {
     let message = message.trim();
     if let Some(rest) = message.strip_prefix("unknown field `") {
         return match rest.split_once(", expected ") {

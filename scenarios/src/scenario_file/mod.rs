@@ -286,6 +286,7 @@ fn closest_key<'k>(typo: &str, keys: impl IntoIterator<Item = &'k str>) -> Optio
 mod locate;
 mod samples;
 
+pub(crate) use locate::rephrase;
 use locate::*;
 pub use samples::files_read;
 use samples::*;
