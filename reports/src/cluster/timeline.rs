@@ -558,7 +558,7 @@ fn draw_lane(
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::{secs, synthetic};
+    use super::super::fixture::synthetic;
     use super::*;
 
     #[test]
