@@ -109,3 +109,31 @@ fn a_restarted_node_declares_its_old_generation() {
     assert!(!d.false_positive);
     assert_eq!(o.counts.restarts, 1);
 }
+
+#[test]
+fn a_slow_table_slows_every_operation_and_the_declaration() {
+    let crash = || fault(FaultKind::Crash, "n5", 120_000, None);
+    let fast = cluster(12, 5, vec![crash()]);
+    let slow_table = Fault {
+        kind: Some(FaultKind::SlowTable),
+        at: Some(ms(60_000)),
+        extra_latency: Some(ms(3_000)),
+        ..Default::default()
+    };
+    let slow = cluster(12, 5, vec![crash(), slow_table]);
+    let (a, _) = run(&fast, 4, 0, false);
+    let (b, _) = run(&slow, 4, 0, false);
+    let declared = |o: &fdlab_sim::membership::outcome::ClusterOutcome| {
+        o.crashes[0].declared.expect("declared") - o.crashes[0].at
+    };
+    // The votes come once the liveness window has passed, at the reply to
+    // a read the monitors keep repeating; the declaring write then takes
+    // 3 s more to reach the table.
+    assert!(
+        declared(&b) >= declared(&a) + ms(2_000),
+        "{} vs {}",
+        declared(&b),
+        declared(&a)
+    );
+    assert!(b.declarations.iter().all(|d| !d.false_positive));
+}
