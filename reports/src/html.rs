@@ -7,7 +7,7 @@
 //! by side (or, for a chart with nothing to plot, one line saying so). Detector names carry their chart colour in the tables.
 //! Then one "Cluster membership" section per membership scenario
 //! ([`crate::cluster::section`]); a report of membership scenarios alone
-//! has no verdict section (the verdict weighs detectors' QoS).
+//! has a verdict section too: its judges' ([`crate::cluster::verdict`]).
 
 use std::fmt::Write as _;
 
@@ -97,8 +97,8 @@ pub fn render(
         );
     }
     out.push_str("</nav>\n");
-    if !scenarios.is_empty() {
-        verdicts(&mut out, scenarios);
+    if !scenarios.is_empty() || !membership.is_empty() {
+        verdicts(&mut out, scenarios, membership);
     }
     for (i, s) in scenarios.iter().enumerate() {
         section(&mut out, s, palette, i == 0);
@@ -110,8 +110,9 @@ pub fn render(
     out
 }
 
-/// The verdict on every scenario ([`crate::verdict`]), and what to run next.
-fn verdicts(out: &mut String, scenarios: &[ScenarioReport<'_>]) {
+/// The verdict on every scenario ([`crate::verdict`]; a membership
+/// scenario's: [`crate::cluster::verdict`]), and what to run next.
+fn verdicts(out: &mut String, scenarios: &[ScenarioReport<'_>], membership: &[ClusterSection<'_>]) {
     out.push_str("<section class=\"verdict\">\n<h2>Verdict</h2>\n<ul>\n");
     let mut first = None;
     for s in scenarios {
@@ -131,6 +132,19 @@ fn verdicts(out: &mut String, scenarios: &[ScenarioReport<'_>]) {
                 .and_then(|(_, settings)| kind_of(settings));
             first = Some(v.next_steps(kind.as_deref()));
         }
+    }
+    for s in membership {
+        let _ = write!(
+            out,
+            "<li><a href=\"#{}\">{}</a> (cluster membership): ",
+            xml_escape(&s.anchor),
+            xml_escape(&s.report.metrics.scenario)
+        );
+        let sentences: Vec<String> = crate::cluster::cluster_verdict(&s.report.metrics)
+            .iter()
+            .map(|l| code_spans(l))
+            .collect();
+        let _ = writeln!(out, "{}</li>", sentences.join("; "));
     }
     out.push_str("</ul>\n");
     if let Some(steps) = first {

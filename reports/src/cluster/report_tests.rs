@@ -85,9 +85,15 @@ fn a_report_of_membership_scenarios_alone() {
     );
     let html = std::fs::read_to_string(out.join(INDEX_HTML)).unwrap();
     assert!(html.contains("1 scenario, 4 simulated runs"), "{html}");
+    // The verdict names the least costly judge, with no detector section.
+    assert!(html.contains("<h2>Verdict</h2>"), "{html}");
     assert!(
-        !html.contains("<h2>Verdict</h2>"),
-        "no detector to give a verdict on"
+        html.contains("(cluster membership): least costly judge: <code>"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("Next:"),
+        "no detector to suggest a next step for"
     );
     assert!(html.contains("<h2>membership-mixed: cluster membership</h2>"));
     assert!(html.contains("<a href=\"#membership-mixed\">membership-mixed: cluster membership</a>"));
