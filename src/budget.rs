@@ -22,6 +22,9 @@ pub const MAX_JOBS: usize = 1024;
 /// prints: the order of the built-in suite's rate (docs/perf.md);
 /// `fdlab bench` measures this machine's.
 pub const NOMINAL_EVENTS_PER_SEC: f64 = 10e6;
+/// The same for membership scenarios, whose events each drive a whole
+/// membership agent: the 1,000-silo benchmark's rate (docs/perf.md).
+pub const NOMINAL_MEMBERSHIP_EVENTS_PER_SEC: f64 = 1.5e6;
 /// Memory assumed when the machine's cannot be read (bytes).
 const FALLBACK_MEMORY_BYTES: u64 = 16 << 30;
 /// Bytes per GiB, for messages.
@@ -159,11 +162,25 @@ pub fn dry_run(work: &Work<'_>, checked: &Checked, threads: usize) -> Result<(),
             bytes as f64 / (1u64 << 20) as f64
         );
     }
-    let seconds = checked.total_events / (NOMINAL_EVENTS_PER_SEC * threads as f64);
+    let thread_seconds: f64 = work
+        .runs
+        .iter()
+        .zip(&checked.estimates)
+        .map(|((scenario, runs), e)| {
+            let rate = if scenario.is_membership() {
+                NOMINAL_MEMBERSHIP_EVENTS_PER_SEC
+            } else {
+                NOMINAL_EVENTS_PER_SEC
+            };
+            e.events * *runs as f64 / rate
+        })
+        .sum();
+    let seconds = thread_seconds / threads as f64;
     say!(
-        "total: about {:.3e} simulated events, about {seconds:.0} s on {threads} threads at a nominal {:.0} M events/s per thread (estimates; nothing was run)",
+        "total: about {:.3e} simulated events, about {seconds:.0} s on {threads} threads at a nominal {:.0} M events/s per thread ({:.1} M for membership scenarios; estimates, nothing was run)",
         checked.total_events,
-        NOMINAL_EVENTS_PER_SEC / 1e6
+        NOMINAL_EVENTS_PER_SEC / 1e6,
+        NOMINAL_MEMBERSHIP_EVENTS_PER_SEC / 1e6
     );
     Ok(())
 }
