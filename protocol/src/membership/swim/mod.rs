@@ -1,0 +1,20 @@
+//! SWIM with Lifeguard's refinements, after hashicorp/memberlist: a
+//! membership agent with no central table, where members probe each other
+//! and gossip who is alive, suspect or dead.
+//!
+//! Sources: Das, Gupta, Motivala, "SWIM: Scalable Weakly-consistent
+//! Infection-style Process Group Membership Protocol", DSN 2002; Dadgar,
+//! Phillips, Currey, "Lifeguard: Local Health Awareness for More Accurate
+//! Failure Detection", DSN workshops 2018; hashicorp/memberlist
+//! (`config.go`, `state.go`, `suspicion.go`, `awareness.go`, `queue.go`,
+//! `net.go`), whose LAN defaults are the defaults here; SPEC §8.2. Each
+//! module cites the part it follows and its deviations; the agent's
+//! driving contract and the deviations of the whole are in [`agent`].
+//!
+//! | concept | module |
+//! |---|---|
+//! | keys, defaults, the `swim` / `lifeguard` presets | [`config`] |
+
+pub mod config;
+
+pub use config::{SwimConfig, Variant};
