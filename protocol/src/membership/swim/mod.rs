@@ -14,7 +14,16 @@
 //! | concept | module |
 //! |---|---|
 //! | keys, defaults, the `swim` / `lifeguard` presets | [`config`] |
+//! | the member list and probe order | [`members`] |
+//! | the suspicion timer (LHA-Suspicion) | [`suspicion`] |
+//! | the local health multiplier (LHA-Probe) | [`awareness`] |
+//! | the host's entropy, SplitMix64 | `entropy` |
 
+pub mod awareness;
 pub mod config;
+pub(crate) mod entropy;
+pub mod members;
+pub mod suspicion;
 
 pub use config::{SwimConfig, Variant};
+pub use members::{MemberId, MemberState};
