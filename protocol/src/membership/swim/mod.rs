@@ -17,13 +17,19 @@
 //! | the member list and probe order | [`members`] |
 //! | the suspicion timer (LHA-Suspicion) | [`suspicion`] |
 //! | the local health multiplier (LHA-Probe) | [`awareness`] |
+//! | the broadcast queue and piggybacking | `gossip` |
+//! | messages, packets and their bytes, events | [`messages`] |
 //! | the host's entropy, SplitMix64 | `entropy` |
 
 pub mod awareness;
 pub mod config;
 pub(crate) mod entropy;
+pub(crate) mod gossip;
 pub mod members;
+pub mod messages;
 pub mod suspicion;
 
 pub use config::{SwimConfig, Variant};
+pub use gossip::retransmit_limit;
 pub use members::{MemberId, MemberState};
+pub use messages::{Message, Packet, SwimEvent, Transmit};
