@@ -14,6 +14,9 @@
 //! | concept | module |
 //! |---|---|
 //! | keys, defaults, the `swim` / `lifeguard` presets | [`config`] |
+//! | the agent: inputs, outputs, getters, gossip rounds | [`agent`] |
+//! | probe rounds, ping-reqs, nacks | `probe` |
+//! | Alive / Suspect / Dead, refutation | `updates` |
 //! | the member list and probe order | [`members`] |
 //! | the suspicion timer (LHA-Suspicion) | [`suspicion`] |
 //! | the local health multiplier (LHA-Probe) | [`awareness`] |
@@ -21,14 +24,21 @@
 //! | messages, packets and their bytes, events | [`messages`] |
 //! | the host's entropy, SplitMix64 | `entropy` |
 
+pub mod agent;
 pub mod awareness;
 pub mod config;
 pub(crate) mod entropy;
 pub(crate) mod gossip;
 pub mod members;
 pub mod messages;
+pub(crate) mod probe;
 pub mod suspicion;
+pub(crate) mod updates;
 
+#[cfg(test)]
+mod tests;
+
+pub use agent::SwimAgent;
 pub use config::{SwimConfig, Variant};
 pub use gossip::retransmit_limit;
 pub use members::{MemberId, MemberState};
