@@ -219,6 +219,33 @@ fn health_falls_with_successful_probes_and_scales_the_round() {
 }
 
 #[test]
+fn the_health_score_scales_the_direct_wait_too() {
+    let mut a = agent(Variant::Lifeguard, 0, 5);
+    a.handle_packet(s(0), id(1), &packet(&[suspect(0, 0, 1)]));
+    a.handle_packet(s(0), id(1), &packet(&[suspect(1, 0, 2)]));
+    assert_eq!(a.health_score(), 2);
+    let mut entropy = 0;
+    let mut ping = None;
+    loop {
+        let now = a.poll_timeout().unwrap();
+        assert!(now < s(10));
+        entropy += 1;
+        a.handle_timeout(now, entropy);
+        for t in drain(&mut a) {
+            match t.packet.messages[0] {
+                Message::Ping { .. } => ping = ping.or(Some(now)),
+                // Nobody answers: the ping-reqs come after 3 x 500 ms.
+                Message::PingReq { .. } => {
+                    assert_eq!(now, ping.unwrap() + ms(1_500));
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[test]
 fn a_suspected_member_refutes_and_the_others_clear_the_suspicion() {
     let mut target = agent(Variant::Lifeguard, 0, 5);
     let mut other = agent(Variant::Lifeguard, 1, 5);
