@@ -246,6 +246,84 @@ fn the_health_score_scales_the_direct_wait_too() {
 }
 
 #[test]
+fn a_relayed_ack_saves_the_target_and_a_silent_one_gets_a_nack() {
+    let mut agents: Vec<SwimAgent> = (0..5).map(|m| agent(Variant::Lifeguard, m, 5)).collect();
+    // Score 1 for member 0, so that a success shows.
+    agents[0].handle_packet(s(0), id(2), &packet(&[suspect(0, 0, 2)]));
+    let mut entropy = 0;
+    let (ping_to, ping_at) = loop {
+        let now = agents[0].poll_timeout().unwrap();
+        entropy += 1;
+        agents[0].handle_timeout(now, entropy);
+        let ping = drain(&mut agents[0])
+            .into_iter()
+            .find(|t| matches!(t.packet.messages[0], Message::Ping { .. }));
+        if let Some(t) = ping {
+            break (t.to, now);
+        }
+    };
+    // The direct ping is lost; after 2 x 500 ms (score 1), the ping-reqs
+    // (gossip rounds run in between).
+    let wait = ping_at + s(1);
+    let reqs = loop {
+        let now = agents[0].poll_timeout().unwrap();
+        assert!(now <= wait);
+        agents[0].handle_timeout(now, 0);
+        let reqs: Vec<Transmit> = drain(&mut agents[0])
+            .into_iter()
+            .filter(|t| matches!(t.packet.messages[0], Message::PingReq { .. }))
+            .collect();
+        if !reqs.is_empty() {
+            assert_eq!(now, wait);
+            break reqs;
+        }
+    };
+    assert_eq!(reqs.len(), 3);
+    let at = wait + ms(100);
+    // The first relay reaches the target, which acks; the relay forwards
+    // the ack with the requester's sequence number.
+    let relay = reqs[0].to.0 as usize;
+    agents[relay].handle_packet(at, id(0), &reqs[0].packet);
+    let ping = drain(&mut agents[relay]).remove(0);
+    assert_eq!(ping.to, ping_to);
+    agents[ping_to.0 as usize].handle_packet(at, id(relay as u32), &ping.packet);
+    let ack = drain(&mut agents[ping_to.0 as usize]).remove(0);
+    agents[relay].handle_packet(at, ping_to, &ack.packet);
+    let forwarded = drain(&mut agents[relay]).remove(0);
+    let Message::PingReq { seq, .. } = reqs[0].packet.messages[0] else {
+        unreachable!()
+    };
+    assert_eq!(forwarded.to, id(0));
+    assert_eq!(forwarded.packet.messages[0], Message::Ack { seq });
+    // Late in the indirect phase, the ack still counts: a success.
+    agents[0].handle_packet(ping_at + ms(1_900), id(relay as u32), &forwarded.packet);
+    assert_eq!(agents[0].health_score(), 0);
+    agents[0].handle_timeout(ping_at + s(2), 0);
+    assert!(!events(&mut agents[0])
+        .iter()
+        .any(|e| matches!(e, SwimEvent::SuspicionStarted { .. })));
+    // The second relay never hears from the target: a nack after its
+    // own probe_timeout (500 ms, unscaled).
+    let other = reqs[1].to.0 as usize;
+    agents[other].handle_packet(at, id(0), &reqs[1].packet);
+    drain(&mut agents[other]);
+    let nacks = |a: &mut SwimAgent| -> Vec<Transmit> {
+        drain(a)
+            .into_iter()
+            .filter(|t| matches!(t.packet.messages[0], Message::Nack { .. }))
+            .collect()
+    };
+    agents[other].handle_timeout(at + ms(499), 0);
+    assert!(nacks(&mut agents[other]).is_empty());
+    agents[other].handle_timeout(at + ms(500), 0);
+    let nack = nacks(&mut agents[other]).remove(0);
+    assert_eq!(
+        (nack.to, nack.packet.messages[0]),
+        (id(0), Message::Nack { seq })
+    );
+}
+
+#[test]
 fn a_suspected_member_refutes_and_the_others_clear_the_suspicion() {
     let mut target = agent(Variant::Lifeguard, 0, 5);
     let mut other = agent(Variant::Lifeguard, 1, 5);
