@@ -283,6 +283,15 @@ fn a_relayed_ack_saves_the_target_and_a_silent_one_gets_a_nack() {
     // The first relay reaches the target, which acks; the relay forwards
     // the ack with the requester's sequence number.
     let relay = reqs[0].to.0 as usize;
+    // (An earlier ping-req uses up the relay's first sequence number, so
+    // that its own numbers differ from the requester's.)
+    let busy = Message::PingReq {
+        seq: 77,
+        target: id(if relay == 1 { 2 } else { 1 }),
+        nack: false,
+    };
+    agents[relay].handle_packet(at, id(4), &packet(&[busy]));
+    drain(&mut agents[relay]);
     agents[relay].handle_packet(at, id(0), &reqs[0].packet);
     let ping = drain(&mut agents[relay]).remove(0);
     assert_eq!(ping.to, ping_to);
