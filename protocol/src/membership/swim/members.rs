@@ -225,14 +225,22 @@ mod tests {
         let mut rng = Entropy::new(3);
         let mut m = Members::new(MemberId(2), &ids(6), Nanos::ZERO, &mut rng);
         m.get_mut(4).state = MemberState::Dead;
-        let mut seen: Vec<usize> = (0..4)
-            .map(|_| {
-                m.next_probe_target(Nanos::ZERO, Nanos::from_secs(30), &mut rng)
-                    .unwrap()
-            })
-            .collect();
-        seen.sort_unstable();
-        assert_eq!(seen, [0, 1, 3, 5]);
+        // Five passes, each a new shuffle, each visiting every member once.
+        let mut orders = Vec::new();
+        for _ in 0..5 {
+            let pass: Vec<usize> = (0..4)
+                .map(|_| {
+                    m.next_probe_target(Nanos::ZERO, Nanos::from_secs(30), &mut rng)
+                        .unwrap()
+                })
+                .collect();
+            let mut seen = pass.clone();
+            seen.sort_unstable();
+            assert_eq!(seen, [0, 1, 3, 5]);
+            orders.push(pass);
+        }
+        orders.dedup();
+        assert!(orders.len() > 1, "reshuffled");
         assert_eq!(m.num_nodes(), 6);
     }
 

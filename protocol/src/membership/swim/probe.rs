@@ -22,6 +22,14 @@
 //! The next round starts at t + I. A ping-req's relay pings the target and
 //! forwards its ack; with no ack within `probe_timeout` (unscaled, as
 //! memberlist) it sends the nack if one was asked for.
+//!
+//! A consequence kept from memberlist: at health score 0 with the LAN
+//! defaults, the ping-reqs leave at t + 500 ms and the relays nack 500 ms
+//! after receiving them, at or after the round's end at t + 1 s. So those
+//! nacks never count, and a probe of a member that really is down costs
+//! `indirect_checks` points; from score 1 on, the round is long enough.
+//! (Known in other SWIM implementations: apple/swift-cluster-membership
+//! issue #6 shortened the relay's wait for this reason.)
 
 use crate::time::Nanos;
 
