@@ -36,6 +36,8 @@ pub mod suspicion;
 pub(crate) mod updates;
 
 #[cfg(test)]
+mod network_tests;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;

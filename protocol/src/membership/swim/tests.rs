@@ -1,6 +1,7 @@
 //! Unit tests of the SWIM agent, driven by hand: the peers' answers are
-//! scripted step by step, or come from other agents over a fake network
-//! with a fixed latency. Property tests are in `proptests.rs`.
+//! scripted step by step, or handed over from other agents one packet at
+//! a time. A whole cluster over a fake network is in `network_tests.rs`,
+//! property tests in `proptests.rs`.
 
 use super::*;
 use crate::time::Nanos;
@@ -9,11 +10,11 @@ pub(super) fn id(n: u32) -> MemberId {
     MemberId(n)
 }
 
-fn ms(x: u64) -> Nanos {
+pub(super) fn ms(x: u64) -> Nanos {
     Nanos::from_millis(x)
 }
 
-fn s(x: u64) -> Nanos {
+pub(super) fn s(x: u64) -> Nanos {
     Nanos::from_secs(x)
 }
 
@@ -547,116 +548,4 @@ fn each_update_goes_out_retransmit_limit_times_to_gossip_nodes_members_a_round()
     // 4 x ceil(log10(5 + 1)) = 4 transmissions in all.
     assert_eq!(sent, 4);
     assert_eq!(a.queued_updates(), 0);
-}
-
-/// A cluster of agents over a fake network with a fixed latency; the
-/// crashed members neither receive nor send.
-pub(super) struct Cluster {
-    pub(super) agents: Vec<SwimAgent>,
-    pub(super) crashed: Vec<bool>,
-    /// (delivery time, order, to, from, packet)
-    net: Vec<(Nanos, u64, usize, MemberId, Packet)>,
-    order: u64,
-    entropy: u64,
-    pub(super) log: Vec<(Nanos, MemberId, SwimEvent)>,
-}
-
-impl Cluster {
-    pub(super) fn new(config: &SwimConfig, n: u32, seed: u64) -> Cluster {
-        let members = ids(n);
-        let agents = members
-            .iter()
-            .map(|&m| SwimAgent::new(config.clone(), m, &members, s(0), seed ^ u64::from(m.0)))
-            .collect();
-        Cluster {
-            agents,
-            crashed: vec![false; n as usize],
-            net: Vec::new(),
-            order: 0,
-            entropy: seed,
-            log: Vec::new(),
-        }
-    }
-
-    /// Runs every input due up to `until`.
-    pub(super) fn run(&mut self, until: Nanos) {
-        loop {
-            let timer = (0..self.agents.len())
-                .filter(|&i| !self.crashed[i])
-                .map(|i| (self.agents[i].poll_timeout().unwrap(), i))
-                .min();
-            let delivery = self
-                .net
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, d)| (d.0, d.1))
-                .map(|(k, d)| (d.0, k));
-            let (now, i) = match (timer, delivery) {
-                (Some((t, i)), Some((d, _))) if t < d => (t, i),
-                (Some((t, i)), None) => (t, i),
-                (_, Some((d, k))) if d <= until => {
-                    let (_, _, to, from, p) = self.net.swap_remove(k);
-                    if !self.crashed[to] {
-                        self.agents[to].handle_packet(d, from, &p);
-                        self.collect(d, to);
-                    }
-                    continue;
-                }
-                _ => return,
-            };
-            if now > until {
-                return;
-            }
-            self.entropy = self.entropy.wrapping_mul(6_364_136_223_846_793_005) + 1;
-            self.agents[i].handle_timeout(now, self.entropy);
-            // Progress: nothing is left due at `now`.
-            assert!(self.agents[i].poll_timeout().unwrap() > now);
-            self.collect(now, i);
-        }
-    }
-
-    fn collect(&mut self, now: Nanos, i: usize) {
-        let me = self.agents[i].me();
-        while let Some(t) = self.agents[i].poll_transmit() {
-            self.order += 1;
-            self.net
-                .push((now + ms(1), self.order, t.to.0 as usize, me, t.packet));
-        }
-        while let Some(e) = self.agents[i].poll_event() {
-            self.log.push((now, me, e));
-        }
-    }
-}
-
-#[test]
-fn a_crash_is_declared_and_agreed_on_and_nobody_else_is_suspected_for_long() {
-    for variant in Variant::ALL {
-        let mut c = Cluster::new(&SwimConfig::preset(variant), 8, 11);
-        c.run(s(5));
-        c.crashed[5] = true;
-        c.run(s(60));
-        for (i, a) in c.agents.iter().enumerate().filter(|&(i, _)| i != 5) {
-            assert_eq!(
-                a.state_of(id(5)),
-                Some(MemberState::Dead),
-                "{variant:?} {i}"
-            );
-            for m in (0..8).filter(|&m| m != 5) {
-                assert_eq!(a.state_of(id(m)), Some(MemberState::Alive));
-            }
-        }
-        let declared = c
-            .log
-            .iter()
-            .filter(|e| matches!(e.2, SwimEvent::Declared { target, .. } if target == id(5)))
-            .count();
-        assert!(declared >= 1, "{variant:?}");
-        assert!(c.log.iter().all(|e| match e.2 {
-            SwimEvent::SuspicionStarted { target } | SwimEvent::LearnedDead { target } => {
-                target == id(5)
-            }
-            SwimEvent::Declared { target, .. } => target == id(5),
-            _ => false,
-        }));
-    }
 }
