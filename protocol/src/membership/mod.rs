@@ -6,6 +6,7 @@
 //! | protocol | module | source |
 //! |---|---|---|
 //! | Orleans cluster membership | [`agent`] | dotnet/orleans `MembershipTableManager`, `ClusterHealthMonitor`, `SiloHealthMonitor`, `LocalSiloHealthMonitor`; SPEC §8.1 |
+//! | SWIM and Lifeguard | [`swim`] | hashicorp/memberlist `config.go`, `state.go`, `suspicion.go`, `awareness.go`; Das et al. 2002; Dadgar et al. 2018; SPEC §8.2 |
 
 pub mod agent;
 pub mod config;
@@ -14,6 +15,7 @@ pub mod judge;
 pub mod messages;
 pub(crate) mod probing;
 pub mod ring;
+pub mod swim;
 pub mod table;
 pub mod votes;
 

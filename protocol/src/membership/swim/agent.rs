@@ -1,0 +1,376 @@
+//! The SWIM / Lifeguard membership agent of one member, as a sans-IO state
+//! machine.
+//!
+//! Source: hashicorp/memberlist `state.go` (`schedule`, `probe`,
+//! `probeNode`, `gossip`, `refute`, `aliveNode`, `suspectNode`,
+//! `deadNode`), `net.go` (`handlePing`, `handleIndirectPing`, `sendMsg`),
+//! with `DefaultLANConfig`; Lifeguard (Dadgar, Phillips, Currey 2018);
+//! SPEC §8.2. The probe loop is in [`super::probe`], the handling of
+//! Alive / Suspect / Dead in [`super::updates`].
+//!
+//! Driving contract (quinn-proto style, as the other agents): the host
+//! calls [`SwimAgent::handle_packet`] for every packet delivered and
+//! [`SwimAgent::handle_timeout`] at [`SwimAgent::poll_timeout`], each with
+//! the member's local clock, then drains [`SwimAgent::poll_transmit`] and
+//! [`SwimAgent::poll_event`]. Local time may step backwards; the agent's
+//! timers run on the latest time it was given.
+//!
+//! Randomness: the agent draws none of its own. The host hands 64 bits of
+//! entropy to [`SwimAgent::new`] and to every
+//! [`SwimAgent::handle_timeout`]; every random choice is derived from
+//! them with SplitMix64 ([`super::entropy`]). Same inputs, same outputs.
+//!
+//! Deviations from memberlist, each for a reason:
+//! - Joining: the agent starts knowing the whole member list, every
+//!   member Alive at incarnation 0, as a memberlist `Join` with every seed
+//!   would end up; there is no join, push/pull or leave, and the list
+//!   never grows (reaped members are kept, see [`super::members`]).
+//! - Lifeguard's scaling: the probe interval *and* the direct probe's wait
+//!   (`probe_timeout`) are multiplied by health score + 1, as the Lifeguard
+//!   paper and SPEC §8.2 define LHA-Probe. memberlist scales the interval
+//!   and the whole probe's ack wait but keeps the direct wait at
+//!   `probe_timeout`, and its ticker starts a probe every base interval
+//!   when probes succeed.
+//! - Probe rounds: the next round starts `probe_interval x (score + 1)`
+//!   after the start of the last one, on the host's clock, where memberlist
+//!   uses a fixed ticker (which drops ticks missed while a probe blocks).
+//! - No TCP fallback ping (`DisableTcpPings`), no compression, no
+//!   encryption, no user messages: the simulated network has one
+//!   transport.
+//! - Ping-req members and gossip targets are a uniform sample of the
+//!   eligible members; memberlist's `kRandomNodes` samples by rejection
+//!   with a bounded number of tries (it may return fewer).
+//! - A packet's updates are handled in order, then any suspicion whose
+//!   timer the confirmations brought to the past fires at once (memberlist
+//!   fires it from `Confirm`).
+//! - An ack or nack counts only strictly before the probe's deadline (and
+//!   a relayed ack only before the relay's): the result does not depend
+//!   on whether the host delivers the packet or the timer first.
+
+use std::collections::VecDeque;
+
+use crate::time::Nanos;
+
+use super::awareness::Awareness;
+use super::config::SwimConfig;
+use super::entropy::Entropy;
+use super::gossip::{retransmit_limit, BroadcastQueue};
+use super::members::{MemberId, MemberState, Members};
+use super::messages::{
+    Message, Packet, SwimEvent, Transmit, COMPOUND_ENTRY_BYTES, COMPOUND_HEADER_BYTES,
+};
+use super::probe::{Probe, Relay};
+
+/// One member's SWIM agent (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct SwimAgent {
+    pub(super) config: SwimConfig,
+    pub(super) me: MemberId,
+    /// The latest local time handed in.
+    pub(super) now: Nanos,
+    pub(super) members: Members,
+    pub(super) awareness: Awareness,
+    pub(super) queue: BroadcastQueue,
+    pub(super) rng: Entropy,
+    /// The last sequence number used for a ping.
+    pub(super) seq: u32,
+    /// This member's probe in flight (one at a time).
+    pub(super) probe: Option<Probe>,
+    /// The start of the next probe round.
+    pub(super) next_probe: Nanos,
+    pub(super) next_gossip: Nanos,
+    /// Indirect probes this member carries out for others.
+    pub(super) relays: Vec<Relay>,
+    pub(super) transmits: VecDeque<Transmit>,
+    pub(super) events: VecDeque<SwimEvent>,
+    /// Reused for the candidate lists of random choices.
+    pub(super) scratch: Vec<usize>,
+}
+
+impl SwimAgent {
+    /// Member `me` of a cluster made of `members` (`me` may be among
+    /// them), started at local time `now` with the host's `entropy`. The
+    /// first probe and gossip rounds come after a random stagger of up to
+    /// one interval each (memberlist's `triggerFunc`). The configuration
+    /// must have passed [`SwimConfig::validate`].
+    pub fn new(
+        config: SwimConfig,
+        me: MemberId,
+        members: &[MemberId],
+        now: Nanos,
+        entropy: u64,
+    ) -> SwimAgent {
+        debug_assert!(config.validate().is_ok());
+        let mut rng = Entropy::new(entropy);
+        let members = Members::new(me, members, now, &mut rng);
+        let next_probe = now + Nanos(rng.below(config.probe_interval.as_nanos()));
+        let next_gossip = now + Nanos(rng.below(config.gossip_interval.as_nanos()));
+        SwimAgent {
+            awareness: Awareness::new(config.awareness_max_multiplier),
+            config,
+            me,
+            now,
+            members,
+            queue: BroadcastQueue::default(),
+            rng,
+            seq: 0,
+            probe: None,
+            next_probe,
+            next_gossip,
+            relays: Vec::new(),
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    // ----- getters -----
+
+    pub fn me(&self) -> MemberId {
+        self.me
+    }
+
+    pub fn config(&self) -> &SwimConfig {
+        &self.config
+    }
+
+    /// This member's own incarnation number.
+    pub fn incarnation(&self) -> u32 {
+        self.members.get(self.members.me()).incarnation
+    }
+
+    /// Lifeguard's local health score (0 healthy; always 0 with
+    /// `local_health_multiplier` off).
+    pub fn health_score(&self) -> u32 {
+        self.awareness.score()
+    }
+
+    /// What this member believes of `member` (none if not in the list).
+    pub fn state_of(&self, member: MemberId) -> Option<MemberState> {
+        self.members
+            .index(member)
+            .map(|i| self.members.get(i).state)
+    }
+
+    /// The incarnation this member knows for `member`.
+    pub fn incarnation_of(&self, member: MemberId) -> Option<u32> {
+        self.members
+            .index(member)
+            .map(|i| self.members.get(i).incarnation)
+    }
+
+    /// Every member: id, state, incarnation, sorted by id.
+    pub fn members(&self) -> impl Iterator<Item = (MemberId, MemberState, u32)> + '_ {
+        self.members
+            .all()
+            .iter()
+            .map(|m| (m.id, m.state, m.incarnation))
+    }
+
+    /// N: the members not reaped, this one included.
+    pub fn num_members(&self) -> usize {
+        self.members.num_nodes()
+    }
+
+    /// When a running suspicion of `member` declares it Dead.
+    pub fn suspicion_deadline(&self, member: MemberId) -> Option<Nanos> {
+        let i = self.members.index(member)?;
+        self.members.get(i).suspicion.as_ref().map(|s| s.deadline())
+    }
+
+    /// Independent confirmations counted by the suspicion of `member`.
+    pub fn confirmations(&self, member: MemberId) -> Option<u32> {
+        let i = self.members.index(member)?;
+        self.members
+            .get(i)
+            .suspicion
+            .as_ref()
+            .map(|s| s.confirmations())
+    }
+
+    /// Updates waiting in the broadcast queue.
+    pub fn queued_updates(&self) -> usize {
+        self.queue.len()
+    }
+
+    // ----- inputs -----
+
+    /// A packet from `from` arrived.
+    pub fn handle_packet(&mut self, now: Nanos, from: MemberId, packet: &Packet) {
+        let now = self.advance(now);
+        self.expire_suspicions(now);
+        for &message in &packet.messages {
+            self.handle_message(now, from, message);
+        }
+        self.expire_suspicions(now);
+    }
+
+    /// A timer from [`SwimAgent::poll_timeout`] expired (early or late
+    /// calls are harmless), with fresh `entropy` from the host.
+    pub fn handle_timeout(&mut self, now: Nanos, entropy: u64) {
+        let now = self.advance(now);
+        self.rng.absorb(entropy);
+        self.expire_suspicions(now);
+        self.probe_timeout(now);
+        self.relays_timeout(now);
+        if self.probe.is_none() && self.next_probe <= now {
+            self.start_probe(now);
+        }
+        if self.next_gossip <= now {
+            self.next_gossip = next_on_grid(self.next_gossip, now, self.config.gossip_interval);
+            self.gossip(now);
+        }
+        // A failed probe's suspicion may have confirmed one already
+        // running, bringing its deadline to the past.
+        self.expire_suspicions(now);
+    }
+
+    // ----- outputs -----
+
+    /// The next local instant at which something is due.
+    pub fn poll_timeout(&self) -> Option<Nanos> {
+        let mut next = self.next_gossip.min(self.next_probe);
+        if let Some(p) = &self.probe {
+            next = next.min(p.due());
+        }
+        for r in &self.relays {
+            next = next.min(r.deadline);
+        }
+        if let Some(t) = self.members.next_suspicion_deadline() {
+            next = next.min(t);
+        }
+        Some(next)
+    }
+
+    /// The next packet to send.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// The next thing that happened.
+    pub fn poll_event(&mut self) -> Option<SwimEvent> {
+        self.events.pop_front()
+    }
+
+    // ----- internals -----
+
+    fn advance(&mut self, now: Nanos) -> Nanos {
+        self.now = self.now.max(now);
+        self.now
+    }
+
+    fn handle_message(&mut self, now: Nanos, from: MemberId, message: Message) {
+        match message {
+            Message::Ping { seq, target } => {
+                // memberlist's `handlePing`: a ping meant for another is dropped.
+                if target == self.me {
+                    self.send(from, Message::Ack { seq });
+                }
+            }
+            Message::Ack { seq } => self.handle_ack(now, seq),
+            Message::PingReq { seq, target, nack } => {
+                self.handle_ping_req(now, from, seq, target, nack)
+            }
+            Message::Nack { seq } => self.handle_nack(now, seq),
+            Message::Alive {
+                incarnation,
+                member,
+            } => self.alive_node(now, incarnation, member),
+            Message::Suspect {
+                incarnation,
+                member,
+                from,
+            } => self.suspect_node(now, incarnation, member, from),
+            Message::Dead {
+                incarnation,
+                member,
+                from,
+            } => self.dead_node(now, incarnation, member, from, false),
+        }
+    }
+
+    pub(super) fn next_seq(&mut self) -> u32 {
+        self.seq = self.seq.wrapping_add(1);
+        self.seq
+    }
+
+    /// The retransmit limit for the current N.
+    fn retransmit_limit(&self) -> u32 {
+        retransmit_limit(self.config.retransmit_mult, self.members.num_nodes())
+    }
+
+    /// Sends `message` with as many queued updates piggybacked as fit
+    /// (memberlist's `sendMsg`, which leaves out the 2-byte length field
+    /// of `message` itself in the compound, so that its packets may exceed
+    /// the budget by 2 bytes; here they never do).
+    pub(super) fn send(&mut self, to: MemberId, message: Message) {
+        let budget = u64::from(self.config.udp_buffer_size)
+            .saturating_sub(message.bytes() + COMPOUND_HEADER_BYTES + COMPOUND_ENTRY_BYTES);
+        let limit = self.retransmit_limit();
+        let mut messages = vec![message];
+        self.queue
+            .take(COMPOUND_ENTRY_BYTES, budget, limit, &mut messages);
+        self.transmits.push_back(Transmit {
+            to,
+            packet: Packet { messages },
+        });
+    }
+
+    /// Sends exactly `messages` (the buddy system's ping + suspect).
+    pub(super) fn send_raw(&mut self, to: MemberId, messages: Vec<Message>) {
+        self.transmits.push_back(Transmit {
+            to,
+            packet: Packet { messages },
+        });
+    }
+
+    /// A gossip round: queued updates to `gossip_nodes` random members
+    /// that are alive, suspect, or dead since at most
+    /// `gossip_to_the_dead_time` (so they can refute); stops at the first
+    /// member for whom nothing is left (memberlist's `gossip`).
+    fn gossip(&mut self, now: Nanos) {
+        if self.queue.len() == 0 {
+            return;
+        }
+        let mut candidates = std::mem::take(&mut self.scratch);
+        candidates.clear();
+        let dead_time = self.config.gossip_to_the_dead_time;
+        candidates.extend(self.members.order().iter().copied().filter(|&i| {
+            let m = self.members.get(i);
+            i != self.members.me()
+                && match m.state {
+                    MemberState::Alive | MemberState::Suspect => true,
+                    MemberState::Dead => now - m.state_change <= dead_time,
+                }
+        }));
+        let k = self
+            .rng
+            .choose_front(&mut candidates, self.config.gossip_nodes as usize);
+        let budget = u64::from(self.config.udp_buffer_size) - COMPOUND_HEADER_BYTES;
+        let limit = self.retransmit_limit();
+        for &i in &candidates[..k] {
+            let mut messages = Vec::new();
+            self.queue
+                .take(COMPOUND_ENTRY_BYTES, budget, limit, &mut messages);
+            if messages.is_empty() {
+                break;
+            }
+            let to = self.members.get(i).id;
+            self.transmits.push_back(Transmit {
+                to,
+                packet: Packet { messages },
+            });
+        }
+        self.scratch = candidates;
+    }
+}
+
+/// The next tick of a periodic timer due at `due` after `now`, skipping
+/// the ticks missed (a ticker drops them).
+fn next_on_grid(due: Nanos, now: Nanos, period: Nanos) -> Nanos {
+    if due > now {
+        return due;
+    }
+    let missed = (now - due).as_nanos() / period.as_nanos() + 1;
+    due + Nanos(missed.saturating_mul(period.as_nanos()))
+}

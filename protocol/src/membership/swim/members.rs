@@ -1,0 +1,284 @@
+//! The member list of one agent: each member's incarnation and state, the
+//! running suspicions, and the probe order.
+//!
+//! Source: hashicorp/memberlist `state.go` (`nodeState`, `probe`,
+//! `resetNodes`), `util.go` (`moveDeadNodes`, `shuffleNodes`). The probe
+//! order visits every member in a shuffled order, skipping this member and
+//! the dead; at the end of a pass the members dead for longer than
+//! `gossip_to_the_dead_time` are dropped ("reaped") and the rest
+//! reshuffled. N, the cluster size that scales suspicion timeouts and
+//! retransmissions, is the length of that order (this member included,
+//! dead members until reaped), as memberlist's `estNumNodes`.
+//!
+//! Deviation: memberlist forgets a reaped member entirely (a later Alive
+//! re-adds it as a new node); fdlab keeps its last incarnation, ignores
+//! Suspect and Dead about it, and takes it back, at a random place in the
+//! probe order as memberlist does, only on an Alive with a higher
+//! incarnation. The list itself never grows: it is the one the host gave.
+
+use crate::time::Nanos;
+
+use super::entropy::Entropy;
+use super::suspicion::Suspicion;
+
+/// A member: the host's node index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MemberId(pub u32);
+
+impl std::fmt::Display for MemberId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "n{}", self.0)
+    }
+}
+
+/// What one member believes of another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemberState {
+    Alive,
+    Suspect,
+    Dead,
+}
+
+/// One member as this agent sees it.
+#[derive(Clone, Debug)]
+pub(crate) struct Member {
+    pub(crate) id: MemberId,
+    pub(crate) incarnation: u32,
+    pub(crate) state: MemberState,
+    /// When `state` last changed (local time).
+    pub(crate) state_change: Nanos,
+    /// The running suspicion: some exactly while `state` is Suspect.
+    pub(crate) suspicion: Option<Suspicion>,
+    /// Dropped from the probe order (dead for long).
+    pub(crate) reaped: bool,
+}
+
+/// The member list (see the module documentation).
+#[derive(Clone, Debug)]
+pub(crate) struct Members {
+    /// Sorted by id.
+    list: Vec<Member>,
+    me: usize,
+    /// Indices into `list` of the members not reaped, in probe order.
+    order: Vec<usize>,
+    probe_index: usize,
+    /// Indices of the members with a running suspicion.
+    suspects: Vec<usize>,
+}
+
+impl Members {
+    /// Every member of `ids` (and `me`) Alive at incarnation 0, in the
+    /// order `rng` shuffles them to.
+    pub(crate) fn new(me: MemberId, ids: &[MemberId], now: Nanos, rng: &mut Entropy) -> Members {
+        let mut all: Vec<MemberId> = ids.iter().copied().chain([me]).collect();
+        all.sort_unstable();
+        all.dedup();
+        let list: Vec<Member> = all
+            .iter()
+            .map(|&id| Member {
+                id,
+                incarnation: 0,
+                state: MemberState::Alive,
+                state_change: now,
+                suspicion: None,
+                reaped: false,
+            })
+            .collect();
+        let me = all.binary_search(&me).expect("me is in the list");
+        let mut order: Vec<usize> = (0..list.len()).collect();
+        rng.shuffle(&mut order);
+        Members {
+            list,
+            me,
+            order,
+            probe_index: 0,
+            suspects: Vec::new(),
+        }
+    }
+
+    pub(crate) fn index(&self, id: MemberId) -> Option<usize> {
+        self.list.binary_search_by_key(&id, |m| m.id).ok()
+    }
+
+    pub(crate) fn me(&self) -> usize {
+        self.me
+    }
+
+    pub(crate) fn get(&self, i: usize) -> &Member {
+        &self.list[i]
+    }
+
+    pub(crate) fn get_mut(&mut self, i: usize) -> &mut Member {
+        &mut self.list[i]
+    }
+
+    pub(crate) fn all(&self) -> &[Member] {
+        &self.list
+    }
+
+    /// N: the members in the probe order (this one and the dead not yet
+    /// reaped included).
+    pub(crate) fn num_nodes(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The members not reaped, in probe order.
+    pub(crate) fn order(&self) -> &[usize] {
+        &self.order
+    }
+
+    /// The next member to probe, round robin over the order, reaping and
+    /// reshuffling at the end of a pass (memberlist's `probe`); none if
+    /// every member is this one or dead. It looks through the rest of the
+    /// pass and at most one whole new pass. (memberlist caps the members it
+    /// looks at by the list's length, skipped ones before the wrap
+    /// included, so it may probe nobody in a round where the pass ends on
+    /// skipped members and reaping shortens the list.)
+    pub(crate) fn next_probe_target(
+        &mut self,
+        now: Nanos,
+        dead_time: Nanos,
+        rng: &mut Entropy,
+    ) -> Option<usize> {
+        let mut wrapped = false;
+        loop {
+            if self.probe_index >= self.order.len() {
+                if wrapped {
+                    return None;
+                }
+                self.reset(now, dead_time, rng);
+                self.probe_index = 0;
+                wrapped = true;
+                continue;
+            }
+            let i = self.order[self.probe_index];
+            self.probe_index += 1;
+            if i != self.me && self.list[i].state != MemberState::Dead {
+                return Some(i);
+            }
+        }
+    }
+
+    /// The end of a pass: reaps the long dead, reshuffles the rest.
+    fn reset(&mut self, now: Nanos, dead_time: Nanos, rng: &mut Entropy) {
+        let list = &mut self.list;
+        self.order.retain(|&i| {
+            let m = &mut list[i];
+            let reap = m.state == MemberState::Dead && now - m.state_change > dead_time;
+            m.reaped = reap;
+            !reap
+        });
+        rng.shuffle(&mut self.order);
+    }
+
+    /// Takes a reaped member back into the probe order, at a random place.
+    pub(crate) fn unreap(&mut self, i: usize, rng: &mut Entropy) {
+        if !self.list[i].reaped {
+            return;
+        }
+        self.list[i].reaped = false;
+        let n = self.order.len();
+        let offset = rng.below(n as u64) as usize;
+        self.order.push(i);
+        self.order.swap(offset, n);
+    }
+
+    /// Sets or clears member `i`'s suspicion.
+    pub(crate) fn set_suspicion(&mut self, i: usize, suspicion: Option<Suspicion>) {
+        let had = self.list[i].suspicion.is_some();
+        match (had, suspicion.is_some()) {
+            (false, true) => self.suspects.push(i),
+            (true, false) => self.suspects.retain(|&k| k != i),
+            _ => {}
+        }
+        self.list[i].suspicion = suspicion;
+        debug_assert_eq!(
+            self.suspects.len(),
+            self.list.iter().filter(|m| m.suspicion.is_some()).count()
+        );
+    }
+
+    /// The members with a running suspicion.
+    pub(crate) fn suspects(&self) -> &[usize] {
+        &self.suspects
+    }
+
+    /// The earliest suspicion deadline.
+    pub(crate) fn next_suspicion_deadline(&self) -> Option<Nanos> {
+        self.suspects
+            .iter()
+            .filter_map(|&i| self.list[i].suspicion.as_ref().map(Suspicion::deadline))
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(n: u32) -> Vec<MemberId> {
+        (0..n).map(MemberId).collect()
+    }
+
+    #[test]
+    fn a_pass_visits_every_other_live_member_once() {
+        let mut rng = Entropy::new(3);
+        let mut m = Members::new(MemberId(2), &ids(6), Nanos::ZERO, &mut rng);
+        m.get_mut(4).state = MemberState::Dead;
+        // Five passes, each a new shuffle, each visiting every member once.
+        let mut orders = Vec::new();
+        for _ in 0..5 {
+            let pass: Vec<usize> = (0..4)
+                .map(|_| {
+                    m.next_probe_target(Nanos::ZERO, Nanos::from_secs(30), &mut rng)
+                        .unwrap()
+                })
+                .collect();
+            let mut seen = pass.clone();
+            seen.sort_unstable();
+            assert_eq!(seen, [0, 1, 3, 5]);
+            orders.push(pass);
+        }
+        orders.dedup();
+        assert!(orders.len() > 1, "reshuffled");
+        assert_eq!(m.num_nodes(), 6);
+    }
+
+    #[test]
+    fn the_long_dead_are_reaped_at_the_end_of_a_pass() {
+        let mut rng = Entropy::new(3);
+        let mut m = Members::new(MemberId(0), &ids(4), Nanos::ZERO, &mut rng);
+        m.get_mut(1).state = MemberState::Dead;
+        let dead_time = Nanos::from_secs(30);
+        let late = Nanos::from_secs(31);
+        // A pass: members 2 and 3.
+        for _ in 0..2 {
+            m.next_probe_target(late, dead_time, &mut rng).unwrap();
+        }
+        assert_eq!(m.num_nodes(), 4);
+        // The next call wraps the pass: member 1 is reaped (and someone is
+        // probed all the same).
+        m.next_probe_target(late, dead_time, &mut rng).unwrap();
+        assert_eq!(m.num_nodes(), 3);
+        assert!(m.get(1).reaped);
+        m.unreap(1, &mut rng);
+        assert_eq!(m.num_nodes(), 4);
+        assert!(!m.get(1).reaped);
+    }
+
+    #[test]
+    fn nobody_to_probe() {
+        let mut rng = Entropy::new(3);
+        let mut alone = Members::new(MemberId(0), &[], Nanos::ZERO, &mut rng);
+        assert_eq!(
+            alone.next_probe_target(Nanos::ZERO, Nanos::ZERO, &mut rng),
+            None
+        );
+        let mut m = Members::new(MemberId(0), &ids(2), Nanos::ZERO, &mut rng);
+        m.get_mut(1).state = MemberState::Dead;
+        assert_eq!(
+            m.next_probe_target(Nanos::ZERO, Nanos::from_secs(1), &mut rng),
+            None
+        );
+    }
+}

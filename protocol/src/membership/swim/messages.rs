@@ -1,0 +1,208 @@
+//! What SWIM members send each other, with their sizes in bytes, and what
+//! an agent tells its host.
+//!
+//! Source: hashicorp/memberlist `net.go` (the message structs `ping`,
+//! `indirectPingReq`, `ackResp`, `nackResp`, `suspect`, `alive`, `dead`;
+//! compound messages and their overheads). A packet is one message or a
+//! compound of several (memberlist's `compoundMsg`): a ping, ack, ping-req
+//! or nack with updates piggybacked, a gossip packet of updates only, or
+//! the buddy system's ping + suspect.
+//!
+//! Sizes: memberlist encodes each message as a type byte and a msgpack map
+//! keyed by field names. The constants below count that encoding for
+//! 16-byte node names, IPv4 addresses, 5-byte integers, an empty `Meta`
+//! and six protocol versions. Compression (memberlist's default) is not
+//! modelled: these updates are too small and varied to gain much.
+
+use super::members::MemberId;
+
+/// `ping`: type 1 + map header 1 + SeqNo (6 + 5) + Node (5 + 17) +
+/// SourceAddr (11 + 6) + SourcePort (11 + 3) + SourceNode (11 + 17).
+pub const PING_BYTES: u64 = 94;
+/// `ackResp`: 1 + 1 + SeqNo (6 + 5) + Payload (8 + 1, nil).
+pub const ACK_BYTES: u64 = 22;
+/// `indirectPingReq`: 1 + 1 + SeqNo (11) + Target (7 + 6) + Port (5 + 3) +
+/// Node (5 + 17) + Nack (5 + 1) + SourceAddr (17) + SourcePort (14) +
+/// SourceNode (28).
+pub const PING_REQ_BYTES: u64 = 121;
+/// `nackResp`: 1 + 1 + SeqNo (11).
+pub const NACK_BYTES: u64 = 13;
+/// `suspect` and `dead`: 1 + 1 + Incarnation (12 + 5) + Node (5 + 17) +
+/// From (5 + 17).
+pub const SUSPECT_BYTES: u64 = 63;
+/// `alive`: 1 + 1 + Incarnation (17) + Node (22) + Addr (5 + 6) +
+/// Port (5 + 3) + Meta (5 + 2) + Vsn (4 + 7).
+pub const ALIVE_BYTES: u64 = 78;
+/// A compound message's header: its type byte and message count
+/// (memberlist's `compoundHeaderOverhead`).
+pub const COMPOUND_HEADER_BYTES: u64 = 2;
+/// A compound message's length field per message (`compoundOverhead`).
+pub const COMPOUND_ENTRY_BYTES: u64 = 2;
+/// IPv4 (20) and UDP (8) headers around every packet.
+pub const UDP_IP_HEADER_BYTES: u64 = 28;
+
+/// One message. `seq` numbers belong to the member that chose them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Message {
+    /// A probe of `target`; answered with an [`Message::Ack`] of the same
+    /// `seq` (`target` lets a member ignore a ping meant for another).
+    Ping {
+        seq: u32,
+        target: MemberId,
+    },
+    Ack {
+        seq: u32,
+    },
+    /// Probe `target` for me and forward its ack with my `seq`; if `nack`,
+    /// answer with a [`Message::Nack`] when it does not ack in time.
+    PingReq {
+        seq: u32,
+        target: MemberId,
+        nack: bool,
+    },
+    /// The indirect probe `seq` got no ack from its target.
+    Nack {
+        seq: u32,
+    },
+    /// `from` suspects `member` at `incarnation`.
+    Suspect {
+        incarnation: u32,
+        member: MemberId,
+        from: MemberId,
+    },
+    /// `member` is alive at `incarnation` (a refutation when it says so
+    /// itself).
+    Alive {
+        incarnation: u32,
+        member: MemberId,
+    },
+    /// `from` declared `member` dead at `incarnation`.
+    Dead {
+        incarnation: u32,
+        member: MemberId,
+        from: MemberId,
+    },
+}
+
+impl Message {
+    /// Bytes of the message's encoding.
+    pub const fn bytes(&self) -> u64 {
+        match self {
+            Message::Ping { .. } => PING_BYTES,
+            Message::Ack { .. } => ACK_BYTES,
+            Message::PingReq { .. } => PING_REQ_BYTES,
+            Message::Nack { .. } => NACK_BYTES,
+            Message::Suspect { .. } | Message::Dead { .. } => SUSPECT_BYTES,
+            Message::Alive { .. } => ALIVE_BYTES,
+        }
+    }
+
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Message::Ping { .. } => "ping",
+            Message::Ack { .. } => "ack",
+            Message::PingReq { .. } => "ping-req",
+            Message::Nack { .. } => "nack",
+            Message::Suspect { .. } => "suspect",
+            Message::Alive { .. } => "alive",
+            Message::Dead { .. } => "dead",
+        }
+    }
+
+    /// The member a membership update is about (none for probe traffic).
+    pub const fn subject(&self) -> Option<MemberId> {
+        match *self {
+            Message::Suspect { member, .. }
+            | Message::Alive { member, .. }
+            | Message::Dead { member, .. } => Some(member),
+            _ => None,
+        }
+    }
+}
+
+/// One datagram: a message, or a compound of several handled in order.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Packet {
+    pub messages: Vec<Message>,
+}
+
+impl Packet {
+    /// Bytes of the payload (what must fit in `udp_buffer_size`).
+    pub fn payload_bytes(&self) -> u64 {
+        let body: u64 = self.messages.iter().map(Message::bytes).sum();
+        match self.messages.len() {
+            0 | 1 => body,
+            n => COMPOUND_HEADER_BYTES + COMPOUND_ENTRY_BYTES * n as u64 + body,
+        }
+    }
+
+    /// Bytes on the wire: the payload in its IP and UDP headers.
+    pub fn bytes(&self) -> u64 {
+        UDP_IP_HEADER_BYTES + self.payload_bytes()
+    }
+
+    /// The first message's name (`ping`, `ack`, ... or the first update's
+    /// for a gossip packet).
+    pub fn name(&self) -> &'static str {
+        self.messages.first().map_or("empty", Message::name)
+    }
+}
+
+/// A packet the host must deliver to `to`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    pub to: MemberId,
+    pub packet: Packet,
+}
+
+/// Something the agent did that its host (and the reports) care about.
+/// Each `SuspicionStarted` about a member is followed by exactly one of
+/// `SuspicionEnded`, `Declared` or `LearnedDead` about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwimEvent {
+    /// This member now holds `target` Suspect (its own failed probe, or a
+    /// Suspect message it heard).
+    SuspicionStarted { target: MemberId },
+    /// `target` is Alive again: it refuted with a higher incarnation.
+    SuspicionEnded { target: MemberId },
+    /// This member's suspicion timer ran out: it marked `target` Dead at
+    /// `incarnation` and gossips that.
+    Declared { target: MemberId, incarnation: u32 },
+    /// This member heard by gossip that `target` is Dead.
+    LearnedDead { target: MemberId },
+    /// A member held Dead is Alive again at a higher `incarnation` (it
+    /// refuted its death).
+    Revived { target: MemberId, incarnation: u32 },
+    /// This member heard it was suspected or declared dead and answered
+    /// with an Alive at `incarnation`.
+    Refuted { incarnation: u32 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_sizes_count_the_compound_overhead() {
+        let ping = Message::Ping {
+            seq: 1,
+            target: MemberId(2),
+        };
+        let suspect = Message::Suspect {
+            incarnation: 0,
+            member: MemberId(2),
+            from: MemberId(1),
+        };
+        let single = Packet {
+            messages: vec![ping],
+        };
+        assert_eq!(single.payload_bytes(), 94);
+        assert_eq!(single.bytes(), 94 + 28);
+        let buddy = Packet {
+            messages: vec![ping, suspect],
+        };
+        // 2 + 2 x 2 + 94 + 63.
+        assert_eq!(buddy.payload_bytes(), 163);
+        assert_eq!(buddy.name(), "ping");
+    }
+}
