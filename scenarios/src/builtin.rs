@@ -216,7 +216,13 @@ mod tests {
             assert!(s.is_membership(), "{name}");
             assert_eq!(
                 s.judge_names(),
-                [CLASSIC_JUDGE, "phi-5s", "probe-orleans"],
+                [
+                    CLASSIC_JUDGE,
+                    "phi-5s",
+                    "probe-orleans",
+                    "swim",
+                    "lifeguard"
+                ],
                 "{name}"
             );
             let orleans = &s.membership.as_ref().unwrap().orleans;

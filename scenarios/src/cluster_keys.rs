@@ -85,7 +85,7 @@ pub fn classic_has_no_keys() -> String {
 /// `orleans.KEY`), a judge's name, or a detector kind (the scenario's first
 /// judge of that kind).
 pub fn resolve_key(scenario: &Scenario, head: &str, param: &str) -> Result<Target, String> {
-    let judges = scenario.judge_names();
+    let judges = scenario.orleans_judge_names();
     let orleans = param.strip_prefix("orleans.");
     if head == "membership" && (orleans.is_some() || !judges.iter().any(|j| j == head)) {
         let Some(key) = orleans else {

@@ -147,7 +147,7 @@ fn plan_judges(
     targets: &[(Target, &Dimension)],
     only: &[String],
 ) -> Result<Vec<String>, String> {
-    let names = scenario.judge_names();
+    let names = scenario.orleans_judge_names();
     let mut varied: Option<(&str, &Dimension)> = None;
     for (t, d) in targets {
         let Some(judge) = t.judge() else { continue };
@@ -164,6 +164,13 @@ fn plan_judges(
     }
     for (i, name) in only.iter().enumerate() {
         if !names.contains(name) {
+            if fdlab_sim::scenario::is_swim_run(name) {
+                return Err(format!(
+                    "--judge {}: a SWIM run, whose keys are not swept or tuned yet; the Orleans judges: {}",
+                    excerpt(name),
+                    names.join(", ")
+                ));
+            }
             return Err(format!(
                 "--judge {}: not a judge of `{}` (its judges: {})",
                 excerpt(name),

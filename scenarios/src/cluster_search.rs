@@ -180,7 +180,7 @@ mod tests {
             .unwrap()
             .into_inner();
         let mut sizes = Vec::new();
-        for judge in s.judge_names() {
+        for judge in s.orleans_judge_names() {
             let grid = judge_grid(&s, &judge).unwrap();
             let points = grid.points();
             sizes.push(points.len());

@@ -164,7 +164,8 @@ const VIEW_ROW_BYTES: u64 = 96;
 /// probes `num_probed_silos` peers every `probe_timeout`.
 fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup) -> Estimate {
     let silos = scenario.topology.node_names().len() as f64;
-    let judges = scenario.judge_names().len() as f64;
+    let judges = scenario.orleans_judge_names().len() as f64;
+    let swims = scenario.judge_names().len() as f64 - judges;
     let o = &m.orleans;
     let probed = f64::from(o.num_probed_silos).min((silos - 1.0).max(0.0));
     let duration = scenario.duration.as_nanos_f64();
@@ -194,7 +195,19 @@ fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup
             ),
             events: judges * silos * per(o.i_am_alive_period) * EVENTS_PER_TABLE_OPERATION,
         },
+        Source {
+            key: "membership.swim.probe_interval".into(),
+            what: format!(
+                "{silos} SWIM members probing every {} and gossiping every {} for each of {swims} SWIM runs",
+                m.swim.probe_interval, m.swim.gossip_interval
+            ),
+            events: swims
+                * silos
+                * (per(m.swim.probe_interval) * EVENTS_PER_MEMBERSHIP_PROBE
+                    + per(m.swim.gossip_interval)),
+        },
     ];
+    sources.retain(|s| s.events > 0.0);
     sources.sort_by(|a, b| b.events.total_cmp(&a.events));
     let n = silos as u64;
     let bytes = n

@@ -50,6 +50,8 @@ enum Purpose {
     MembershipTable = 13,
     /// When each node's first silo starts (membership runs).
     MembershipStart = 14,
+    /// The entropy a node's SWIM agent draws its random choices from.
+    MembershipEntropy = 15,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).
@@ -159,6 +161,11 @@ impl Streams {
     /// Membership runs: the table service's operation latencies.
     pub(crate) fn membership_table(&self) -> ChaCha8Rng {
         self.stream(Purpose::MembershipTable, &[])
+    }
+
+    /// Membership runs: the entropy node `node`'s SWIM agents take.
+    pub(crate) fn membership_entropy(&self, node: u32) -> ChaCha8Rng {
+        self.stream(Purpose::MembershipEntropy, &[u64::from(node)])
     }
 
     /// Membership runs: the start instants of the nodes' first silos.

@@ -137,3 +137,85 @@ fn a_slow_table_slows_every_operation_and_the_declaration() {
     );
     assert!(b.declarations.iter().all(|d| !d.false_positive));
 }
+
+/// The same cluster under plain SWIM and Lifeguard instead of Orleans.
+fn swim_cluster(nodes: u32, minutes: u64, faults: Vec<Fault>) -> ValidScenario {
+    let mut s = cluster(nodes, minutes, faults).into_inner();
+    s.detectors.clear();
+    s.membership.as_mut().unwrap().judges = Some(vec!["swim".into(), "lifeguard".into()]);
+    ValidScenario::new(s).unwrap()
+}
+
+#[test]
+fn swim_declares_a_crash_in_seconds_and_takes_a_paused_member_back() {
+    let s = swim_cluster(
+        20,
+        5,
+        vec![
+            fault(FaultKind::Crash, "n3", 60_000, None),
+            fault(FaultKind::Pause, "n9", 150_000, Some(30_000)),
+        ],
+    );
+    for judge in 0..2 {
+        let (o, _) = run(&s, 5, judge, false);
+        let crash = &o.crashes[0];
+        let after = crash.declared.expect("declared") - crash.at;
+        // A probe round or two, then the suspicion timeout: 4 x log10(20) s
+        // at least.
+        assert!(
+            after >= ms(5_200) && after < ms(20_000),
+            "{}: {after}",
+            o.judge
+        );
+        assert!(crash.agreed.is_some());
+        // The paused member is declared Dead (a false declaration) and
+        // taken back when it refutes, after the pause.
+        let paused: Vec<_> = o
+            .declarations
+            .iter()
+            .filter(|d| d.target.node == 9)
+            .collect();
+        assert_eq!(paused.len(), 1, "{}: {paused:?}", o.judge);
+        assert!(paused[0].false_positive);
+        let back = paused[0].at + paused[0].destroyed;
+        assert!(
+            back >= ms(180_000) && back < ms(190_000),
+            "{}: {back}",
+            o.judge
+        );
+        assert_eq!(o.counts.table_reads + o.counts.table_writes, 0, "no table");
+    }
+}
+
+#[test]
+fn a_starved_member_waits_its_turn_without_a_storm_of_events() {
+    let starve = |slowdown: u64| Fault {
+        kind: Some(FaultKind::Degrade),
+        node: Some("n2".into()),
+        at: Some(ms(30_000)),
+        duration: Some(ms(120_000)),
+        slowdown: Some(ms(slowdown)),
+        ..Default::default()
+    };
+    let quiet = swim_cluster(12, 3, Vec::new());
+    let (base, _) = run(&quiet, 2, 0, false);
+    // Past its capacity (about 8 events a second, 300 ms each) the member
+    // falls behind: its acks come late, and SWIM declares it Dead.
+    let over = swim_cluster(12, 3, vec![starve(300)]);
+    let (o, _) = run(&over, 2, 0, false);
+    assert!(
+        o.declarations
+            .iter()
+            .any(|d| d.target.node == 2 && d.false_positive),
+        "{:?}",
+        o.declarations
+    );
+    // Each event waits once in the member's inbox: no more events than a
+    // run without the fault, give or take the refutations' gossip.
+    assert!(
+        o.events < base.events * 3 / 2,
+        "{} vs {}",
+        o.events,
+        base.events
+    );
+}

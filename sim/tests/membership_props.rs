@@ -27,7 +27,16 @@ fn cluster(nodes: u32, seconds: u64, faults: Vec<Fault>, clocks: Vec<ClockSetup>
     s.duration = ms(seconds * 1_000);
     s.faults = faults;
     s.clocks = clocks;
-    s.membership = Some(MembershipSetup::default());
+    // Orleans with two judges, and the whole cluster under SWIM and
+    // Lifeguard: every property holds for each.
+    s.membership = Some(MembershipSetup {
+        judges: Some(
+            ["classic", "probe", "swim", "lifeguard"]
+                .map(String::from)
+                .to_vec(),
+        ),
+        ..Default::default()
+    });
     ValidScenario::new(s).expect("a valid scenario")
 }
 

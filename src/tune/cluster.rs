@@ -125,9 +125,16 @@ fn pins(args: &TuneArgs, scenario: &ValidScenario) -> Result<Vec<(Target, Value)
 
 /// The judges to tune: `--judge`, in the scenario's order, or all.
 fn judges(args: &TuneArgs, scenario: &ValidScenario) -> Result<Vec<String>, String> {
-    let names = scenario.judge_names();
+    let names = scenario.orleans_judge_names();
     for (i, name) in args.judge.iter().enumerate() {
         if !names.contains(name) {
+            if fdlab_sim::scenario::is_swim_run(name) {
+                return Err(format!(
+                    "--judge {}: a SWIM run, whose keys are not swept or tuned yet; the Orleans judges: {}",
+                    excerpt(name),
+                    names.join(", ")
+                ));
+            }
             return Err(format!(
                 "--judge {}: not a judge of `{}` (its judges: {})",
                 excerpt(name),

@@ -113,7 +113,23 @@ impl ClusterAbout {
             .judge_names()
             .into_iter()
             .map(|name| {
-                let settings = if name == CLASSIC_JUDGE {
+                let swim = &setup.swim;
+                let settings = if fdlab_sim::scenario::is_swim_run(&name) {
+                    format!(
+                        "the whole cluster under {} instead of Orleans (no table): a probe every probe_interval = {}, suspicion_mult = {}, suspicion_max_timeout_mult = {}, indirect_checks = {}, gossip every {} to {} members",
+                        if name == fdlab_sim::scenario::SWIM_RUN {
+                            "plain SWIM"
+                        } else {
+                            "SWIM with Lifeguard (local health, dogpile suspicion, buddy system)"
+                        },
+                        swim.probe_interval,
+                        swim.suspicion_mult,
+                        swim.suspicion_max_timeout_mult,
+                        swim.indirect_checks,
+                        swim.gossip_interval,
+                        swim.gossip_nodes
+                    )
+                } else if name == CLASSIC_JUDGE {
                     format!(
                         "Orleans' missed-probe count: suspects after num_missed_probes_limit = {} missed probes (one every probe_timeout = {})",
                         o.num_missed_probes_limit, o.probe_timeout

@@ -2,16 +2,17 @@
 //! dispatched to the node, the table service or the fault schedule it
 //! concerns, and every output of an agent carried out at once.
 
-use fdlab_protocol::membership::{
-    AgentEvent, JudgeSpec, Message, OrleansAgent, OrleansConfig, SiloId, TableReply, TableRequest,
-};
+use fdlab_protocol::membership::{AgentEvent, SiloId, TableReply, TableRequest};
 use fdlab_protocol::Nanos;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
 
 use crate::clock::Clock;
 use crate::faults::{Action, Schedule};
 use crate::queue::EventQueue;
 use crate::scenario::FaultKind;
 
+use super::agents::{Agent, Contender, Happened, Wire};
 use super::ledger::Ledger;
 use super::network::Network;
 use super::outcome::NodeChange;
@@ -27,7 +28,7 @@ pub(crate) enum Event {
     Deliver {
         to: SiloId,
         from: SiloId,
-        message: Message,
+        wire: Wire,
     },
     /// An operation reaches the table service.
     Table { from: SiloId, request: TableRequest },
@@ -35,6 +36,9 @@ pub(crate) enum Event {
     Reply { to: SiloId, reply: TableReply },
     /// The agent's timer (stale unless `epoch` is the node's).
     Timer { node: u32, epoch: u64 },
+    /// A starved node takes the next event of its inbox (stale unless
+    /// `epoch` is the node's inbox epoch: the silo it was for stopped).
+    Inbox { node: u32, epoch: u64 },
     /// `schedule.actions[i]`.
     Fault(usize),
 }
@@ -48,8 +52,9 @@ pub(crate) struct Item {
 }
 
 pub(crate) struct Cluster {
-    config: OrleansConfig,
-    judge: JudgeSpec,
+    contender: Contender,
+    /// By node: the entropy a SWIM agent takes at every timer.
+    entropy: Vec<ChaCha8Rng>,
     restart_after: Option<Nanos>,
     schedule: Schedule,
     nodes: Vec<Node>,
@@ -93,8 +98,8 @@ impl Pending {
 impl Cluster {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
-        config: OrleansConfig,
-        judge: JudgeSpec,
+        contender: Contender,
+        entropy: Vec<ChaCha8Rng>,
         restart_after: Option<Nanos>,
         schedule: Schedule,
         clocks: Vec<Clock>,
@@ -103,8 +108,8 @@ impl Cluster {
         ledger: Ledger,
     ) -> Cluster {
         Cluster {
-            config,
-            judge,
+            contender,
+            entropy,
             restart_after,
             schedule,
             nodes: clocks.into_iter().map(Node::new).collect(),
@@ -175,11 +180,55 @@ impl Cluster {
                 };
                 self.push(now + back, Event::Reply { to: from, reply });
             }
-            Event::Deliver { to, .. } | Event::Reply { to, .. } => {
-                self.at_node(now, to.node, Some(to.generation), item)
+            Event::Deliver { to, ref wire, .. } => {
+                let generation = wire.for_generation().then_some(to.generation);
+                self.at_node(now, to.node, generation, item)
             }
+            Event::Reply { to, .. } => self.at_node(now, to.node, Some(to.generation), item),
             Event::Timer { node, .. } => self.at_node(now, node, None, item),
+            Event::Inbox { node, epoch } => self.from_inbox(now, node, epoch),
         }
+    }
+
+    /// Queues `item` in the node's inbox, and the inbox's next turn.
+    fn to_inbox(&mut self, now: Nanos, node: u32, item: Item) {
+        let n = &mut self.nodes[node as usize];
+        n.inbox.push_back(item);
+        self.schedule_inbox(now, node);
+    }
+
+    fn schedule_inbox(&mut self, now: Nanos, node: u32) {
+        let n = &mut self.nodes[node as usize];
+        if n.inbox_due || n.inbox.is_empty() || n.paused_at.is_some() {
+            return;
+        }
+        n.inbox_due = true;
+        let (at, epoch) = (n.busy_until.max(now), n.inbox_epoch);
+        let slot = self.pending.put(Item {
+            event: Event::Inbox { node, epoch },
+            due: at,
+        });
+        self.queue.push_last(at.as_nanos(), slot);
+    }
+
+    /// A starved node's turn: it handles the oldest event it holds.
+    fn from_inbox(&mut self, now: Nanos, node: u32, epoch: u64) {
+        let n = &mut self.nodes[node as usize];
+        if epoch != n.inbox_epoch {
+            return;
+        }
+        n.inbox_due = false;
+        if n.paused_at.is_some() {
+            return;
+        }
+        let Some(item) = n.inbox.pop_front() else {
+            return;
+        };
+        let stale = matches!(item.event, Event::Timer { epoch, .. } if epoch != n.epoch);
+        if !stale {
+            self.handle(now, node, item);
+        }
+        self.schedule_inbox(now, node);
     }
 
     /// An event for a node's silo: dropped if the silo is gone, held while
@@ -201,11 +250,18 @@ impl Cluster {
             }
             return;
         }
-        if !n.slowdown.is_zero() && n.busy_until > now {
-            let at = n.busy_until;
-            self.push_last(at, item);
+        // A starved node handles one event per `slowdown`, in arrival order:
+        // what arrives while it is busy waits in its inbox.
+        if n.busy_until > now || !n.inbox.is_empty() {
+            self.to_inbox(now, node, item);
             return;
         }
+        self.handle(now, node, item);
+    }
+
+    /// The node's silo handles `item` now.
+    fn handle(&mut self, now: Nanos, node: u32, item: Item) {
+        let n = &mut self.nodes[node as usize];
         if !n.slowdown.is_zero() {
             n.busy_until = now + n.slowdown;
         }
@@ -218,9 +274,12 @@ impl Cluster {
             agent.handle_stall(local, stall);
         }
         match item.event {
-            Event::Deliver { from, message, .. } => agent.handle_message(local, from, message),
+            Event::Deliver { from, wire, .. } => agent.handle_wire(local, from, &wire),
             Event::Reply { reply, .. } => agent.handle_table_reply(local, reply),
-            Event::Timer { .. } => agent.handle_timeout(local),
+            Event::Timer { .. } => {
+                let entropy = self.entropy[node as usize].random::<u64>();
+                agent.handle_timeout(local, entropy)
+            }
             _ => {}
         }
         self.drain(now, node);
@@ -229,10 +288,11 @@ impl Cluster {
     /// Carries out what the node's agent asks, and arms its timer.
     fn drain(&mut self, now: Nanos, node: u32) {
         let n = &mut self.nodes[node as usize];
+        let generation = n.generation;
         let Some(agent) = n.agent.as_mut() else {
             return;
         };
-        let me = agent.me();
+        let me = agent.me(generation);
         let mut sends = Vec::new();
         while let Some(t) = agent.poll_transmit() {
             sends.push(t);
@@ -245,14 +305,10 @@ impl Cluster {
         while let Some(e) = agent.poll_event() {
             events.push(e);
         }
-        for t in sends {
-            self.ledger.message(t.message.bytes());
-            if let Some(at) = self.network.arrival(&self.schedule, node, t.to.node, now) {
-                let event = Event::Deliver {
-                    to: t.to,
-                    from: me,
-                    message: t.message,
-                };
+        for (to, wire) in sends {
+            self.ledger.message(wire.bytes());
+            if let Some(at) = self.network.arrival(&self.schedule, node, to.node, now) {
+                let event = Event::Deliver { to, from: me, wire };
                 self.push(at, event);
             }
         }
@@ -262,17 +318,22 @@ impl Cluster {
         }
         let mut stop = None;
         for e in events {
-            self.ledger.event(now, me, e);
             match e {
-                AgentEvent::ViewChanged { .. } => {
-                    if let Some(agent) = self.nodes[node as usize].agent.as_ref() {
-                        let view = std::sync::Arc::clone(agent.view());
-                        self.ledger.view(now, me, &view);
+                Happened::Orleans(e) => {
+                    self.ledger.event(now, me, e);
+                    match e {
+                        AgentEvent::ViewChanged { .. } => {
+                            let agent = self.nodes[node as usize].agent.as_ref();
+                            if let Some(view) = agent.and_then(Agent::view).cloned() {
+                                self.ledger.view(now, me, &view);
+                            }
+                        }
+                        AgentEvent::Terminated => stop = Some(NodeChange::Terminated),
+                        AgentEvent::JoinGaveUp => stop = Some(NodeChange::GaveUp),
+                        _ => {}
                     }
                 }
-                AgentEvent::Terminated => stop = Some(NodeChange::Terminated),
-                AgentEvent::JoinGaveUp => stop = Some(NodeChange::GaveUp),
-                _ => {}
+                Happened::Swim(e) => self.ledger.swim_event(now, me, e),
             }
         }
         if let Some(change) = stop {
@@ -320,21 +381,22 @@ impl Cluster {
             generation: n.generation,
         };
         let local = n.clock.local(now);
-        n.agent = Some(OrleansAgent::new(
-            self.config.clone(),
-            self.judge.clone(),
-            me,
-            local,
-        ));
-        self.ledger.started(now, me, restart);
+        let entropy = self.entropy[node as usize].random::<u64>();
+        let nodes = self.nodes.len() as u32;
+        let agent = Agent::start(&self.contender, me, nodes, local, entropy);
+        let swim = matches!(agent, Agent::Swim(_));
+        self.nodes[node as usize].agent = Some(agent);
+        self.ledger.started(now, me, restart, swim);
         self.drain(now, node);
     }
 
     /// Takes the node's silo down.
     fn stop(&mut self, now: Nanos, node: u32, change: NodeChange, fault: Option<usize>) {
         let n = &mut self.nodes[node as usize];
+        let generation = n.generation;
         if let Some(agent) = n.stop() {
-            self.ledger.stopped(now, agent.me(), change, fault);
+            self.ledger
+                .stopped(now, agent.me(generation), change, fault);
         }
     }
 
@@ -366,10 +428,11 @@ impl Cluster {
             }
             Action::PauseStart { node, .. } => {
                 let n = &mut self.nodes[node as usize];
+                let generation = n.generation;
                 if let Some(agent) = n.agent.as_ref() {
                     if n.paused_at.is_none() {
                         n.paused_at = Some(now);
-                        let silo = agent.me();
+                        let silo = agent.me(generation);
                         self.ledger.node_change(now, silo, NodeChange::Paused);
                     }
                 }
@@ -412,18 +475,21 @@ impl Cluster {
         };
         let held = std::mem::take(&mut n.held);
         let local = n.clock.local(now);
+        let generation = n.generation;
         let Some(agent) = n.agent.as_mut() else {
             return;
         };
-        let silo = agent.me();
+        let silo = agent.me(generation);
         agent.handle_stall(local, now - since);
-        agent.handle_timeout(local);
+        let entropy = self.entropy[node as usize].random::<u64>();
+        agent.handle_timeout(local, entropy);
         self.ledger.node_change(now, silo, NodeChange::Resumed);
         for item in held {
             self.push_last(now, item);
         }
         self.nodes[node as usize].timer = None;
         self.nodes[node as usize].epoch += 1;
+        self.schedule_inbox(now, node);
         self.drain(now, node);
     }
 }

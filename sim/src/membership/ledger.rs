@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use fdlab_protocol::membership::swim::{MemberId, SwimEvent};
 use fdlab_protocol::membership::{AgentEvent, SiloId, SiloStatus, TableView};
 use fdlab_protocol::Nanos;
 
@@ -32,6 +33,11 @@ struct Pending {
 pub(crate) struct Ledger {
     /// By node: the generation whose process runs, and since when.
     running: Vec<Option<(u32, Nanos)>>,
+    /// By node: its latest generation.
+    generations: Vec<u32>,
+    /// SWIM runs: the members the cluster holds Dead now (declared and not
+    /// revived).
+    dead_now: BTreeMap<SiloId, usize>,
     /// Silos that wrote themselves Active and still run.
     active: BTreeMap<SiloId, ()>,
     pub(crate) crashes: Vec<CrashOutcome>,
@@ -53,6 +59,7 @@ impl Ledger {
     pub(crate) fn new(nodes: usize, log: bool) -> Ledger {
         Ledger {
             running: vec![None; nodes],
+            generations: vec![0; nodes],
             log: log.then(Vec::new),
             ..Ledger::default()
         }
@@ -64,8 +71,13 @@ impl Ledger {
         }
     }
 
-    pub(crate) fn started(&mut self, at: Nanos, silo: SiloId, restart: bool) {
+    /// A silo started; a SWIM member takes part at once (it has no join).
+    pub(crate) fn started(&mut self, at: Nanos, silo: SiloId, restart: bool, swim: bool) {
         self.running[silo.node as usize] = Some((silo.generation, at));
+        self.generations[silo.node as usize] = silo.generation;
+        if swim {
+            self.active.insert(silo, ());
+        }
         if restart {
             self.counts.restarts += 1;
         }
@@ -252,6 +264,67 @@ impl Ledger {
                 dead: count(SiloStatus::Dead),
             }
         });
+    }
+
+    /// The silo a SWIM member stands for: its node's latest generation.
+    fn member(&self, member: MemberId) -> SiloId {
+        SiloId {
+            node: member.0,
+            generation: self.generations[member.0 as usize],
+        }
+    }
+
+    /// A SWIM member `silo`'s event at `at`. The cluster declares a member
+    /// Dead when the first member's suspicion of it times out, and takes it
+    /// back when it refutes (a false declaration's cost is that time); the
+    /// views agree when every live member holds it Dead.
+    pub(crate) fn swim_event(&mut self, at: Nanos, silo: SiloId, event: SwimEvent) {
+        match event {
+            SwimEvent::SuspicionStarted { target } => {
+                let target = self.member(target);
+                self.event(at, silo, AgentEvent::SuspicionStarted { target });
+            }
+            SwimEvent::SuspicionEnded { target } => {
+                let target = self.member(target);
+                self.event(at, silo, AgentEvent::SuspicionEnded { target });
+            }
+            SwimEvent::Declared { target, .. } => {
+                let target = self.member(target);
+                self.counts.votes += 1;
+                if let std::collections::btree_map::Entry::Vacant(e) = self.dead_now.entry(target) {
+                    e.insert(self.declarations.len());
+                    self.declare(at, target, silo);
+                }
+                self.sees_dead(at, silo, target);
+            }
+            SwimEvent::LearnedDead { target } => {
+                let target = self.member(target);
+                // A suspicion ends when the member learns the death.
+                if let Some(i) = self.open.remove(&(silo, target)) {
+                    self.suspicions[i].end = Some(at);
+                }
+                self.sees_dead(at, silo, target);
+            }
+            SwimEvent::Revived { target, .. } => {
+                let target = self.member(target);
+                if let Some(i) = self.dead_now.remove(&target) {
+                    let d = &mut self.declarations[i];
+                    if d.false_positive && d.destroyed.is_zero() {
+                        d.destroyed = at - d.at;
+                    }
+                    self.pending.retain(|p| p.declaration != i);
+                }
+            }
+            SwimEvent::Refuted { .. } => {}
+        }
+    }
+
+    /// `silo` holds `target` Dead.
+    fn sees_dead(&mut self, at: Nanos, silo: SiloId, target: SiloId) {
+        for p in self.pending.iter_mut().filter(|p| p.target == target) {
+            p.waiting.retain(|&s| s != silo);
+        }
+        self.settle(at);
     }
 
     /// An agent event of `silo` at `at`.

@@ -14,6 +14,7 @@
 //! [`table`] (the table service), [`ledger`] (ground truth, counts, the
 //! replay log), [`outcome`] (what a run produced).
 
+mod agents;
 mod cluster;
 mod ledger;
 mod network;
@@ -21,6 +22,7 @@ pub mod outcome;
 mod silos;
 mod table;
 
+use fdlab_protocol::membership::swim::{SwimConfig, Variant};
 use fdlab_protocol::membership::JudgeSpec;
 use fdlab_protocol::Nanos;
 use rand::RngExt;
@@ -29,23 +31,43 @@ use crate::clock::Clock;
 use crate::dist::Sampler;
 use crate::faults::Schedule;
 use crate::rng::Streams;
-use crate::scenario::CLASSIC_JUDGE;
+use crate::scenario::{CLASSIC_JUDGE, LIFEGUARD_RUN, SWIM_RUN};
 use crate::valid::ValidScenario;
+pub use agents::Contender;
 use cluster::Cluster;
 use outcome::{ClusterLogRecord, ClusterOutcome};
 
-/// The judges of a membership scenario, in order: `(name, judge)` (see
-/// `Scenario::judge_names`).
-pub fn judges(scenario: &ValidScenario) -> Vec<(String, JudgeSpec)> {
+/// The judges of a membership scenario, in order, with what each run's
+/// silos are (see `Scenario::judge_names`): Orleans with its judge, or the
+/// whole cluster under SWIM (`swim`) or Lifeguard (`lifeguard`).
+pub fn judges(scenario: &ValidScenario) -> Vec<(String, Contender)> {
+    let Some(setup) = scenario.membership.as_ref() else {
+        return Vec::new();
+    };
+    let swim = |variant: Variant| {
+        let preset = SwimConfig::preset(variant);
+        Contender::Swim(SwimConfig {
+            local_health_multiplier: preset.local_health_multiplier,
+            dogpile: preset.dogpile,
+            buddy_system: preset.buddy_system,
+            ..setup.swim.clone()
+        })
+    };
     scenario
         .judge_names()
         .into_iter()
         .filter_map(|name| {
-            if name == CLASSIC_JUDGE {
-                return Some((name, JudgeSpec::Classic));
-            }
-            let d = scenario.detectors.iter().position(|d| d.name == name)?;
-            Some((name, JudgeSpec::Detector(scenario.config(d).clone())))
+            let contender = match name.as_str() {
+                CLASSIC_JUDGE => Contender::Orleans(setup.orleans.clone(), JudgeSpec::Classic),
+                SWIM_RUN => swim(Variant::Swim),
+                LIFEGUARD_RUN => swim(Variant::Lifeguard),
+                _ => {
+                    let d = scenario.detectors.iter().position(|d| d.name == name)?;
+                    let judge = JudgeSpec::Detector(scenario.config(d).clone());
+                    Contender::Orleans(setup.orleans.clone(), judge)
+                }
+            };
+            Some((name, contender))
         })
         .collect()
 }
@@ -63,7 +85,7 @@ pub fn run(
     log: bool,
 ) -> (ClusterOutcome, Option<Vec<ClusterLogRecord>>) {
     let setup = scenario.membership.as_ref().expect("a membership scenario");
-    let (judge_name, judge_spec) = judges(scenario).swap_remove(judge);
+    let (judge_name, contender) = judges(scenario).swap_remove(judge);
     let streams = Streams::new(seed);
     let names = scenario.topology.node_names();
     let schedule = Schedule::resolve(scenario, &names, &streams);
@@ -78,6 +100,15 @@ pub fn run(
     let starts: Vec<Nanos> = (0..names.len())
         .map(|_| Nanos(start_rng.random_range(0..=spread)))
         .collect();
+    // A SWIM member starts knowing every member (it has no join, see
+    // `fdlab_protocol::membership::swim`): the cluster is formed at time 0,
+    // or members not yet started would be suspected, and declared, by the
+    // others. The draws above are made all the same, so that the start
+    // stream is the same for every judge.
+    let starts = match contender {
+        Contender::Swim(_) => vec![Nanos::ZERO; names.len()],
+        Contender::Orleans(..) => starts,
+    };
     let network = network::Network::new(
         Sampler::new(&scenario.network.latency),
         scenario.network.loss,
@@ -91,9 +122,12 @@ pub fn run(
         streams.membership_table(),
     );
     let ledger = ledger::Ledger::new(names.len(), log);
+    let entropy = (0..names.len() as u32)
+        .map(|n| streams.membership_entropy(n))
+        .collect();
     let mut cluster = Cluster::new(
-        setup.orleans.clone(),
-        judge_spec,
+        contender,
+        entropy,
         setup.restart_after,
         schedule,
         clocks,

@@ -4,18 +4,20 @@
 //! ends; CPU starvation (`degrade`) makes every event it handles cost
 //! `slowdown` more, so its inbox backs up.
 
-use fdlab_protocol::membership::OrleansAgent;
+use std::collections::VecDeque;
+
 use fdlab_protocol::Nanos;
 
 use crate::clock::Clock;
 
+use super::agents::Agent;
 use super::cluster::Item;
 
 #[derive(Debug)]
 pub(crate) struct Node {
     pub(crate) clock: Clock,
     /// The running silo; none while the node is down.
-    pub(crate) agent: Option<OrleansAgent>,
+    pub(crate) agent: Option<Agent>,
     /// The generation of the running silo, or of the last one.
     pub(crate) generation: u32,
     /// Whether any silo ran on this node yet.
@@ -28,6 +30,11 @@ pub(crate) struct Node {
     pub(crate) slowdown: Nanos,
     /// When the node finishes what it is handling.
     pub(crate) busy_until: Nanos,
+    /// What arrived while it was busy, in arrival order, and whether its
+    /// next turn is scheduled; the epoch tells a turn for a stopped silo.
+    pub(crate) inbox: VecDeque<Item>,
+    pub(crate) inbox_due: bool,
+    pub(crate) inbox_epoch: u64,
     /// The timer armed for the agent: true time and epoch.
     pub(crate) timer: Option<Nanos>,
     pub(crate) epoch: u64,
@@ -44,15 +51,21 @@ impl Node {
             held: Vec::new(),
             slowdown: Nanos::ZERO,
             busy_until: Nanos::ZERO,
+            inbox: VecDeque::new(),
+            inbox_due: false,
+            inbox_epoch: 0,
             timer: None,
             epoch: 0,
         }
     }
 
     /// Takes the node down: the silo, what it held, its timer.
-    pub(crate) fn stop(&mut self) -> Option<OrleansAgent> {
+    pub(crate) fn stop(&mut self) -> Option<Agent> {
         self.paused_at = None;
         self.held.clear();
+        self.inbox.clear();
+        self.inbox_due = false;
+        self.inbox_epoch += 1;
         self.timer = None;
         self.epoch += 1;
         self.agent.take()

@@ -9,6 +9,7 @@ mod validate;
 
 use std::fmt;
 
+use fdlab_protocol::membership::swim::SwimConfig;
 use fdlab_protocol::membership::OrleansConfig;
 use fdlab_protocol::{DetectorConfig, Nanos};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -68,6 +69,23 @@ pub struct MembershipSetup {
     /// Orleans' keys (`ClusterMembershipOptions`), SPEC §8.1 defaults.
     #[serde(default)]
     pub orleans: OrleansConfig,
+    /// SWIM's keys (memberlist's `DefaultLANConfig`), for the runs of the
+    /// [`SWIM_RUN`] and [`LIFEGUARD_RUN`] judges, which set Lifeguard's
+    /// three switches themselves.
+    #[serde(default)]
+    pub swim: SwimConfig,
+}
+
+/// The judge name of a run of the whole cluster under plain SWIM (SPEC
+/// §8.2) instead of Orleans: none of Lifeguard's three mechanisms.
+pub const SWIM_RUN: &str = "swim";
+/// The judge name of a run under SWIM with Lifeguard's three mechanisms
+/// (what hashicorp/memberlist runs).
+pub const LIFEGUARD_RUN: &str = "lifeguard";
+
+/// Whether `judge` names a SWIM run rather than an Orleans judge.
+pub fn is_swim_run(judge: &str) -> bool {
+    judge == SWIM_RUN || judge == LIFEGUARD_RUN
 }
 
 /// The judge name of Orleans' own missed-probe count.
@@ -88,6 +106,15 @@ impl Scenario {
     /// [`CLASSIC_JUDGE`] then every detector in scenario order. Empty for a
     /// scenario without `[membership]`. In a valid scenario every name is
     /// `classic` or a detector's, once, and every detector is named.
+    /// The judges of Orleans runs: [`Scenario::judge_names`] without the
+    /// SWIM runs (`swim`, `lifeguard`), which `fdlab sweep` and `fdlab tune`
+    /// do not vary yet.
+    pub fn orleans_judge_names(&self) -> Vec<String> {
+        let mut names = self.judge_names();
+        names.retain(|n| !is_swim_run(n));
+        names
+    }
+
     pub fn judge_names(&self) -> Vec<String> {
         match &self.membership {
             None => Vec::new(),
@@ -118,6 +145,7 @@ impl Default for MembershipSetup {
             start_spread: default_start_spread(),
             table_latency: default_table_latency(),
             orleans: OrleansConfig::default(),
+            swim: SwimConfig::default(),
         }
     }
 }

@@ -450,6 +450,9 @@ impl Scenario {
         m.orleans
             .validate()
             .map_err(|e| ScenarioError::new(format!("membership.orleans.{}", e.key), e.problem))?;
+        m.swim
+            .validate()
+            .map_err(|e| ScenarioError::new(format!("membership.swim.{}", e.key), e.problem))?;
         if let Some(delay) = m.restart_after {
             check(
                 !delay.is_zero(),
@@ -477,7 +480,9 @@ impl Scenario {
         )?;
         for (i, judge) in judges.iter().enumerate() {
             let path = || format!("membership.judges[{i}]");
-            let known = judge == CLASSIC_JUDGE || self.detectors.iter().any(|d| &d.name == judge);
+            let known = judge == CLASSIC_JUDGE
+                || super::is_swim_run(judge)
+                || self.detectors.iter().any(|d| &d.name == judge);
             if !known {
                 let names: Vec<String> = std::iter::once(CLASSIC_JUDGE)
                     .chain(self.detectors.iter().map(|d| d.name.as_str()))
@@ -486,7 +491,7 @@ impl Scenario {
                 return Err(ScenarioError::new(
                     path(),
                     format!(
-                        "`{judge}` is neither `{CLASSIC_JUDGE}` nor the name of a [[detectors]] table; the judges are {}",
+                        "`{judge}` is neither `{CLASSIC_JUDGE}`, `swim`, `lifeguard` nor the name of a [[detectors]] table; the judges are {}",
                         names.join(", ")
                     ),
                 ));

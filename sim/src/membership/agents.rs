@@ -1,0 +1,174 @@
+//! The membership agent a silo runs, behind one interface for the run loop:
+//! Orleans' (`fdlab_protocol::membership::OrleansAgent`, with its judge and
+//! the table service) or SWIM's (`fdlab_protocol::membership::swim`, plain
+//! or with Lifeguard, no table). What the reports need of either comes out
+//! as one kind of [`Happened`].
+
+use std::sync::Arc;
+
+use fdlab_protocol::membership::swim::{MemberId, Packet, SwimAgent, SwimConfig, SwimEvent};
+use fdlab_protocol::membership::{
+    AgentEvent, JudgeSpec, Message, OrleansAgent, OrleansConfig, SiloId, TableReply, TableRequest,
+    TableView,
+};
+use fdlab_protocol::Nanos;
+
+/// What the silos of one run are.
+#[derive(Clone, Debug)]
+pub enum Contender {
+    /// Orleans, with this judge.
+    Orleans(OrleansConfig, JudgeSpec),
+    /// SWIM with these switches (plain SWIM or Lifeguard).
+    Swim(SwimConfig),
+}
+
+/// What travels between silos.
+#[derive(Clone, Debug)]
+pub(crate) enum Wire {
+    Orleans(Message),
+    Swim(Packet),
+}
+
+impl Wire {
+    pub(crate) fn bytes(&self) -> u64 {
+        match self {
+            Wire::Orleans(m) => m.bytes(),
+            Wire::Swim(p) => p.bytes(),
+        }
+    }
+
+    /// Whether only the addressed generation may receive it: an Orleans
+    /// message names a silo; a SWIM packet a member, whatever its process.
+    pub(crate) fn for_generation(&self) -> bool {
+        matches!(self, Wire::Orleans(_))
+    }
+}
+
+/// What an agent did that the ledger records.
+#[derive(Clone, Debug)]
+pub(crate) enum Happened {
+    /// An Orleans agent's event.
+    Orleans(AgentEvent),
+    /// A SWIM agent's event.
+    Swim(SwimEvent),
+}
+
+#[derive(Debug)]
+pub(crate) enum Agent {
+    Orleans(Box<OrleansAgent>),
+    Swim(Box<SwimAgent>),
+}
+
+impl Agent {
+    /// A silo of node `me.node` starting at local time `now`; a SWIM member
+    /// starts knowing every node of the cluster (`nodes`).
+    pub(crate) fn start(
+        contender: &Contender,
+        me: SiloId,
+        nodes: u32,
+        now: Nanos,
+        entropy: u64,
+    ) -> Agent {
+        match contender {
+            Contender::Orleans(config, judge) => Agent::Orleans(Box::new(OrleansAgent::new(
+                config.clone(),
+                judge.clone(),
+                me,
+                now,
+            ))),
+            Contender::Swim(config) => {
+                let members: Vec<MemberId> = (0..nodes).map(MemberId).collect();
+                Agent::Swim(Box::new(SwimAgent::new(
+                    config.clone(),
+                    MemberId(me.node),
+                    &members,
+                    now,
+                    entropy,
+                )))
+            }
+        }
+    }
+
+    pub(crate) fn handle_wire(&mut self, now: Nanos, from: SiloId, wire: &Wire) {
+        match (self, wire) {
+            (Agent::Orleans(a), Wire::Orleans(m)) => a.handle_message(now, from, *m),
+            (Agent::Swim(a), Wire::Swim(p)) => a.handle_packet(now, MemberId(from.node), p),
+            _ => debug_assert!(false, "one kind of agent per run"),
+        }
+    }
+
+    pub(crate) fn handle_table_reply(&mut self, now: Nanos, reply: TableReply) {
+        if let Agent::Orleans(a) = self {
+            a.handle_table_reply(now, reply);
+        }
+    }
+
+    /// A stall: Orleans' health score sees it; a SWIM member only through
+    /// its late probes and acks (Lifeguard's awareness reacts to those).
+    pub(crate) fn handle_stall(&mut self, now: Nanos, stall: Nanos) {
+        if let Agent::Orleans(a) = self {
+            a.handle_stall(now, stall);
+        }
+    }
+
+    pub(crate) fn handle_timeout(&mut self, now: Nanos, entropy: u64) {
+        match self {
+            Agent::Orleans(a) => a.handle_timeout(now),
+            Agent::Swim(a) => a.handle_timeout(now, entropy),
+        }
+    }
+
+    pub(crate) fn poll_timeout(&self) -> Option<Nanos> {
+        match self {
+            Agent::Orleans(a) => a.poll_timeout(),
+            Agent::Swim(a) => a.poll_timeout(),
+        }
+    }
+
+    /// The next message, with its addressee (a SWIM member's generation is
+    /// that of the sender's view: 0, never checked).
+    pub(crate) fn poll_transmit(&mut self) -> Option<(SiloId, Wire)> {
+        match self {
+            Agent::Orleans(a) => a.poll_transmit().map(|t| (t.to, Wire::Orleans(t.message))),
+            Agent::Swim(a) => a.poll_transmit().map(|t| {
+                let to = SiloId {
+                    node: t.to.0,
+                    generation: 0,
+                };
+                (to, Wire::Swim(t.packet))
+            }),
+        }
+    }
+
+    pub(crate) fn poll_table(&mut self) -> Option<TableRequest> {
+        match self {
+            Agent::Orleans(a) => a.poll_table(),
+            Agent::Swim(_) => None,
+        }
+    }
+
+    pub(crate) fn poll_event(&mut self) -> Option<Happened> {
+        match self {
+            Agent::Orleans(a) => a.poll_event().map(Happened::Orleans),
+            Agent::Swim(a) => a.poll_event().map(Happened::Swim),
+        }
+    }
+
+    pub(crate) fn me(&self, generation: u32) -> SiloId {
+        match self {
+            Agent::Orleans(a) => a.me(),
+            Agent::Swim(a) => SiloId {
+                node: a.me().0,
+                generation,
+            },
+        }
+    }
+
+    /// An Orleans silo's view of the table.
+    pub(crate) fn view(&self) -> Option<&Arc<TableView>> {
+        match self {
+            Agent::Orleans(a) => Some(a.view()),
+            Agent::Swim(_) => None,
+        }
+    }
+}
