@@ -186,12 +186,12 @@ impl Cluster {
             }
             Event::Reply { to, .. } => self.at_node(now, to.node, Some(to.generation), item),
             Event::Timer { node, .. } => self.at_node(now, node, None, item),
-            Event::Inbox { node, epoch } => self.from_inbox(now, node, epoch),
+            Event::Inbox { node, epoch } => self.take_from_inbox(now, node, epoch),
         }
     }
 
     /// Queues `item` in the node's inbox, and the inbox's next turn.
-    fn to_inbox(&mut self, now: Nanos, node: u32, item: Item) {
+    fn hold_in_inbox(&mut self, now: Nanos, node: u32, item: Item) {
         let n = &mut self.nodes[node as usize];
         n.inbox.push_back(item);
         self.schedule_inbox(now, node);
@@ -212,7 +212,7 @@ impl Cluster {
     }
 
     /// A starved node's turn: it handles the oldest event it holds.
-    fn from_inbox(&mut self, now: Nanos, node: u32, epoch: u64) {
+    fn take_from_inbox(&mut self, now: Nanos, node: u32, epoch: u64) {
         let n = &mut self.nodes[node as usize];
         if epoch != n.inbox_epoch {
             return;
@@ -253,7 +253,7 @@ impl Cluster {
         // A starved node handles one event per `slowdown`, in arrival order:
         // what arrives while it is busy waits in its inbox.
         if n.busy_until > now || !n.inbox.is_empty() {
-            self.to_inbox(now, node, item);
+            self.hold_in_inbox(now, node, item);
             return;
         }
         self.handle(now, node, item);
