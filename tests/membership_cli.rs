@@ -32,7 +32,7 @@ fn a_run_reports_every_judge_and_the_same_bytes_for_any_jobs() {
     let stdout = run_into(&one, "1");
     run_into(&two, "2");
     assert!(
-        stdout.contains("orleans-crash (cluster membership, 9 runs: 3 judges x 3 seeds"),
+        stdout.contains("orleans-crash (cluster membership, 15 runs: 5 judges x 3 seeds"),
         "{stdout}"
     );
     assert!(stdout.contains("least costly judge: `"), "{stdout}");
@@ -50,9 +50,9 @@ fn a_run_reports_every_judge_and_the_same_bytes_for_any_jobs() {
             "{file} differs between --jobs 1 and 2"
         );
     }
-    // One row per scenario x judge.
+    // One row per scenario x judge (Orleans' three, SWIM and Lifeguard).
     let csv = fs::read_to_string(one.join("membership.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 2 * 3, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 2 * 5, "{csv}");
     // The crash is declared in every run of every judge; the partitioned
     // silo is alive, so its declarations are false ones.
     let declarations = fs::read_to_string(one.join("declarations.csv")).unwrap();
@@ -61,7 +61,7 @@ fn a_run_reports_every_judge_and_the_same_bytes_for_any_jobs() {
         .iter()
         .filter(|r| r.starts_with("orleans-crash,"))
         .count();
-    assert_eq!(crash, 9, "{declarations}");
+    assert_eq!(crash, 15, "{declarations}");
     assert!(rows
         .iter()
         .filter(|r| r.starts_with("orleans-asymmetric-partition,"))

@@ -135,7 +135,10 @@ fn a_detector_judges_recommendation_replaces_its_table() {
     // Its other keys are the scenario's.
     assert_eq!(c.acceptable_heartbeat_pause, Nanos::from_secs(10));
     assert_eq!(c.min_std_deviation, Nanos::from_millis(500));
-    assert_eq!(s.judge_names(), ["classic", "phi-5s", "probe-orleans"]);
+    assert_eq!(
+        s.judge_names(),
+        ["classic", "phi-5s", "probe-orleans", "swim", "lifeguard"]
+    );
 }
 
 #[test]
