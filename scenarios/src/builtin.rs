@@ -92,6 +92,18 @@ const BUILTIN: &[(&str, &str)] = &[
         "orleans-random-200",
         include_str!("../builtin/orleans-random-200.toml"),
     ),
+    (
+        "lifeguard-starved-1",
+        include_str!("../builtin/lifeguard-starved-1.toml"),
+    ),
+    (
+        "lifeguard-starved-4",
+        include_str!("../builtin/lifeguard-starved-4.toml"),
+    ),
+    (
+        "lifeguard-starved-16",
+        include_str!("../builtin/lifeguard-starved-16.toml"),
+    ),
 ];
 
 /// `(name, TOML text)` of every built-in scenario, in a stable order (the

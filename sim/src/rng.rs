@@ -52,6 +52,8 @@ enum Purpose {
     MembershipStart = 14,
     /// The entropy a node's SWIM agent draws its random choices from.
     MembershipEntropy = 15,
+    /// Processing times of a starved node's events (membership runs).
+    MembershipProcessing = 16,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).
@@ -161,6 +163,12 @@ impl Streams {
     /// Membership runs: the table service's operation latencies.
     pub(crate) fn membership_table(&self) -> ChaCha8Rng {
         self.stream(Purpose::MembershipTable, &[])
+    }
+
+    /// Membership runs: the processing times of node `node`'s events
+    /// while a degrade fault with a `processing` distribution starves it.
+    pub(crate) fn membership_processing(&self, node: u32) -> ChaCha8Rng {
+        self.stream(Purpose::MembershipProcessing, &[u64::from(node)])
     }
 
     /// Membership runs: the entropy node `node`'s SWIM agents take.

@@ -219,3 +219,31 @@ fn a_starved_member_waits_its_turn_without_a_storm_of_events() {
         base.events
     );
 }
+
+#[test]
+fn a_processing_distribution_is_for_membership_scenarios_and_alone() {
+    let starve = Fault {
+        kind: Some(FaultKind::Degrade),
+        node: Some("n2".into()),
+        at: Some(ms(30_000)),
+        processing: Some(fdlab_sim::scenario::Dist::Pareto {
+            scale: ms(5),
+            shape: 1.1,
+        }),
+        ..Default::default()
+    };
+    // Fine in a membership scenario.
+    swim_cluster(6, 2, vec![starve.clone()]);
+    // Not with a fixed slowdown too.
+    let both = Fault {
+        slowdown: Some(ms(10)),
+        ..starve.clone()
+    };
+    let mut s = swim_cluster(6, 2, Vec::new()).into_inner();
+    s.faults = vec![both];
+    assert_eq!(s.validate().unwrap_err().path, "faults[0].processing");
+    // Not in a detector scenario.
+    let mut plain = mesh(6, vec![phi_5s()], Vec::new());
+    plain.faults = vec![starve];
+    assert_eq!(plain.validate().unwrap_err().path, "faults[0].processing");
+}

@@ -11,17 +11,17 @@ use fdlab_sim::membership::outcome::ClusterCounts;
 use super::units::{delays, num, parse_delays, small, Figures};
 
 /// Columns of a membership sweep's `units.csv` and journal.
-pub const CLUSTER_HEADER: &str = "point,judge,seed,declare_delays_ns,agree_delays_ns,declarations,false_declarations,destroyed_ns,suspicions,suspicions_undeclared,votes,votes_withheld,table_reads,table_writes,table_conflicts,table_unavailable,messages,bytes,self_terminations,join_give_ups,restarts,two_active_generations,node_ns,events";
+pub const CLUSTER_HEADER: &str = "point,judge,seed,declare_delays_ns,agree_delays_ns,declarations,false_declarations,destroyed_ns,suspicions,suspicions_undeclared,votes,votes_withheld,table_reads,table_writes,table_conflicts,table_unavailable,messages,bytes,self_terminations,join_give_ups,restarts,two_active_generations,node_ns,events,false_declarations_healthy";
 
 impl Figures for ClusterRunTotals {
     const HEADER: &'static str = CLUSTER_HEADER;
     const KEY_FIELDS: usize = 2;
-    const FIELDS: usize = 24;
+    const FIELDS: usize = 25;
 
     fn write(&self, out: &mut String) {
         let c = &self.counts;
         out.push_str(&format!(
-            ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             delays(&self.declare),
             delays(&self.agree),
             self.declarations,
@@ -42,7 +42,8 @@ impl Figures for ClusterRunTotals {
             c.restarts,
             c.two_active_generations,
             self.node_time.as_nanos(),
-            self.events
+            self.events,
+            self.false_declarations_healthy
         ));
     }
 
@@ -77,6 +78,7 @@ impl Figures for ClusterRunTotals {
             },
             node_time: Nanos(count(19)?),
             events: count(20)?,
+            false_declarations_healthy: count(21)?,
         })
     }
 }
@@ -98,6 +100,7 @@ mod tests {
                 agree: vec![Some(Nanos(55_322_000_000)), None],
                 declarations: 3,
                 false_declarations: 1,
+                false_declarations_healthy: 1,
                 destroyed: u128::from(u64::MAX) + 9,
                 suspicions: 20,
                 suspicions_undeclared: 4,

@@ -33,6 +33,11 @@ pub struct JudgeSummary {
     pub declarations: usize,
     /// Dead writes about a live silo.
     pub false_declarations: usize,
+    /// Of the false declarations, those of a silo that was neither paused
+    /// nor starved at the time (a healthy member: SPEC §8.2's split).
+    pub false_declarations_healthy: usize,
+    /// 95% interval of the per-run rates of those per node-hour.
+    pub healthy_false_rate_ci: Option<MeanCi>,
     /// 95% interval of the false declarations per node-hour, over per-run
     /// rates (runs with node-time).
     pub false_rate_ci: Option<MeanCi>,
@@ -73,6 +78,10 @@ impl JudgeSummary {
     /// Suspicions that led to no declaration per node-hour up.
     pub fn undeclared_suspicion_rate(&self) -> Option<f64> {
         rate_per_hour(self.suspicions_undeclared as u128, self.node_time)
+    }
+    /// False declarations of healthy silos per node-hour up.
+    pub fn healthy_false_rate(&self) -> Option<f64> {
+        rate_per_hour(self.false_declarations_healthy as u128, self.node_time)
     }
     /// Mean node-time destroyed by one false declaration.
     pub fn mean_destroyed(&self) -> Option<Nanos> {

@@ -25,6 +25,7 @@ fn declaration(at: f64, node: u32, false_positive: bool, destroyed: f64) -> Decl
         target: silo(node, 0),
         by: silo(0, 0),
         false_positive,
+        impaired: false,
         destroyed: secs(destroyed),
         agreed: None,
     }

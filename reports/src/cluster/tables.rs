@@ -15,8 +15,10 @@
 //!   runs in the order given, then time order; `time_s` and `agreed_s` are
 //!   instants of true time (`agreed_s` empty if the views never agreed),
 //!   `target` and `by` silos as `n3#1` (node 3, generation 1), `false`
-//!   is `true` for a declaration of a live silo, and `destroyed_s` the
-//!   node-time it destroyed.
+//!   is `true` for a declaration of a live silo, `impaired` `true` when
+//!   the silo's node was paused or starved then (a false declaration that
+//!   is not is one of a healthy member), and `destroyed_s` the node-time
+//!   it destroyed.
 //!
 //! Number formats (fixed, as in the other CSV files): times `*_s` in
 //! seconds with 6 decimals (whole microseconds, exact integer rounding for
@@ -40,7 +42,7 @@ pub const MEMBERSHIP_CSV: &str = "membership.csv";
 pub const DECLARATIONS_CSV: &str = "declarations.csv";
 
 /// Columns of `membership.csv`.
-pub const MEMBERSHIP_HEADER: [&str; 45] = [
+pub const MEMBERSHIP_HEADER: [&str; 49] = [
     "scenario",
     "judge",
     "runs",
@@ -67,6 +69,10 @@ pub const MEMBERSHIP_HEADER: [&str; 45] = [
     "false_per_node_hour_ci_low",
     "false_per_node_hour_ci_high",
     "false_ci_runs",
+    "false_healthy",
+    "false_healthy_per_node_hour",
+    "false_healthy_per_node_hour_ci_low",
+    "false_healthy_per_node_hour_ci_high",
     "destroyed_s",
     "destroyed_mean_s",
     "suspicions",
@@ -89,7 +95,7 @@ pub const MEMBERSHIP_HEADER: [&str; 45] = [
 ];
 
 /// Columns of `declarations.csv`.
-pub const DECLARATIONS_HEADER: [&str; 9] = [
+pub const DECLARATIONS_HEADER: [&str; 10] = [
     "scenario",
     "judge",
     "seed",
@@ -97,6 +103,7 @@ pub const DECLARATIONS_HEADER: [&str; 9] = [
     "target",
     "by",
     "false",
+    "impaired",
     "destroyed_s",
     "agreed_s",
 ];
@@ -182,6 +189,10 @@ pub fn membership_metric_fields(s: &JudgeSummary) -> Vec<String> {
         opt(s.false_rate_ci.map(|c| c.low), 6),
         opt(s.false_rate_ci.map(|c| c.high), 6),
         s.false_rate_ci.map_or(0, |c| c.runs).to_string(),
+        s.false_declarations_healthy.to_string(),
+        opt(s.healthy_false_rate(), 6),
+        opt(s.healthy_false_rate_ci.map(|c| c.low), 6),
+        opt(s.healthy_false_rate_ci.map(|c| c.high), 6),
         secs6(s.destroyed),
         opt_secs6(s.mean_destroyed()),
         s.suspicions.to_string(),
@@ -226,6 +237,7 @@ pub fn write_declarations(out: &mut dyn Write, metrics: &[ClusterMetrics]) -> io
                 d.target.to_string(),
                 d.by.to_string(),
                 d.false_positive.to_string(),
+                d.impaired.to_string(),
                 secs6(u128::from(d.destroyed.0)),
                 opt_secs6(d.agreed),
             ])?;
@@ -277,6 +289,9 @@ mod tests {
         assert_eq!(classic[col("declare_mean_ci_high_s")], "20.000000");
         assert_eq!(classic[col("declare_ci_runs")], "2");
         assert_eq!(classic[col("false_declarations")], "2");
+        // Both were of the paused silo: none of a healthy one.
+        assert_eq!(classic[col("false_healthy")], "0");
+        assert_eq!(classic[col("false_healthy_per_node_hour")], "0.000000");
         assert_eq!(classic[col("destroyed_s")], "64.600000");
         assert_eq!(classic[col("destroyed_mean_s")], "32.300000");
         assert_eq!(classic[col("two_active_generations")], "0");
@@ -297,8 +312,12 @@ mod tests {
             ["mixed", "classic", "1", "80.000000", "n5#0", "n7#0"]
         );
         assert_eq!(rows[0][6], "false");
-        assert_eq!(rows[1][4..8], ["n12#0", "n14#0", "true", "32.300000"]);
-        assert!(rows[1][8].starts_with("160.0"), "{:?}", rows[1]);
+        // The paused silo's false declaration: impaired, not of a healthy one.
+        assert_eq!(
+            rows[1][4..9],
+            ["n12#0", "n14#0", "true", "true", "32.300000"]
+        );
+        assert!(rows[1][9].starts_with("160.0"), "{:?}", rows[1]);
         assert_eq!(rows[2][2], "2");
         assert_eq!(rows[4][1], "phi");
         // Nothing else left in the directory (no temporary files).

@@ -13,8 +13,9 @@ use crate::tables::terminal::{aligned, secs3, short_rate};
 /// judge, columns aligned (names left, figures right), no trailing spaces.
 /// `declared` as declared/crashes; times to the first Dead write and to
 /// agreeing views in seconds with 3 decimals (nearest-rank p50, p90, max);
-/// false declarations with their rate per node-hour up and the node-time
-/// they destroyed, in seconds; suspicions and those that led to no
+/// false declarations with their rate per node-hour up, how many were of a
+/// healthy silo (neither paused nor starved), and the node-time they
+/// destroyed, in seconds; suspicions and those that led to no
 /// declaration; votes; table conflicts per run; messages per node per
 /// second; and the count of two active generations of one node, which must
 /// be 0. `-` where there is nothing to measure.
@@ -28,6 +29,7 @@ pub fn cluster_terminal_table(m: &ClusterMetrics) -> String {
         "views agree p50 (s)",
         "false decl.",
         "per node-h",
+        "of healthy",
         "destroyed (s)",
         "suspicions",
         "no decl.",
@@ -76,6 +78,7 @@ fn row(s: &JudgeSummary) -> Vec<String> {
         secs(s.agree, |d| d.p50),
         s.false_declarations.to_string(),
         dash(s.false_rate().map(short_rate)),
+        s.false_declarations_healthy.to_string(),
         secs3(Nanos(u64::try_from(s.destroyed).unwrap_or(u64::MAX))),
         s.suspicions.to_string(),
         s.suspicions_undeclared.to_string(),
@@ -122,13 +125,14 @@ mod tests {
             ["classic", "1/1", "20.000", "20.000", "20.000"]
         );
         assert!(classic[5].starts_with("20.0"), "{table}");
-        // One false declaration, 32.3 s of node-time lost, no second
-        // active generation.
+        // One false declaration, of a paused silo (none of a healthy one),
+        // 32.3 s of node-time lost, no second active generation.
         assert_eq!(classic[6], "1");
-        assert_eq!(classic[8], "32.300");
+        assert_eq!(classic[8], "0");
+        assert_eq!(classic[9], "32.300");
         assert_eq!(classic.last().unwrap(), "0");
         let quiet = cells(lines[3]);
         assert_eq!(quiet[..6], ["a-long-judge-name", "0/1", "-", "-", "-", "-"]);
-        assert_eq!(quiet[6..9], ["0", "0", "0.000"]);
+        assert_eq!(quiet[6..10], ["0", "0", "0", "0.000"]);
     }
 }

@@ -30,6 +30,8 @@ pub struct ClusterRunTotals {
     pub declarations: u64,
     /// Dead writes about a live silo.
     pub false_declarations: u64,
+    /// Of those, about a silo that was neither paused nor starved.
+    pub false_declarations_healthy: u64,
     /// Node-time the false declarations destroyed, nanoseconds.
     pub destroyed: u128,
     pub suspicions: u64,
@@ -59,6 +61,7 @@ impl ClusterRunTotals {
                 .collect(),
             declarations: outcome.declarations.len() as u64,
             false_declarations: false_ones.clone().count() as u64,
+            false_declarations_healthy: false_ones.clone().filter(|d| !d.impaired).count() as u64,
             destroyed: false_ones.map(|d| u128::from(d.destroyed.0)).sum(),
             suspicions: outcome.suspicions.len() as u64,
             suspicions_undeclared: outcome.suspicions.iter().filter(|s| !s.declared).count() as u64,
@@ -81,6 +84,7 @@ pub fn summarize_totals(judge: &str, runs: &[ClusterRunTotals]) -> JudgeSummary 
     let mut agree = Vec::new();
     let mut run_means = Vec::new();
     let mut run_rates = Vec::new();
+    let mut healthy_rates = Vec::new();
     for t in runs {
         s.crashes += t.declare.len();
         let before = declare.len();
@@ -93,6 +97,7 @@ pub fn summarize_totals(judge: &str, runs: &[ClusterRunTotals]) -> JudgeSummary 
         s.never_agreed += t.agree.iter().filter(|a| a.is_none()).count();
         s.declarations += t.declarations as usize;
         s.false_declarations += t.false_declarations as usize;
+        s.false_declarations_healthy += t.false_declarations_healthy as usize;
         s.destroyed += t.destroyed;
         s.suspicions += t.suspicions as usize;
         s.suspicions_undeclared += t.suspicions_undeclared as usize;
@@ -114,12 +119,16 @@ pub fn summarize_totals(judge: &str, runs: &[ClusterRunTotals]) -> JudgeSummary 
         if let Some(rate) = rate_per_hour(u128::from(t.false_declarations), node_time) {
             run_rates.push(rate);
         }
+        if let Some(rate) = rate_per_hour(u128::from(t.false_declarations_healthy), node_time) {
+            healthy_rates.push(rate);
+        }
         s.events += u128::from(t.events);
     }
     s.declare = DurationStats::from_samples(declare);
     s.agree = DurationStats::from_samples(agree);
     s.declare_ci = mean_ci95(&run_means);
     s.false_rate_ci = mean_ci95(&run_rates);
+    s.healthy_false_rate_ci = mean_ci95(&healthy_rates);
     s
 }
 

@@ -36,7 +36,7 @@ impl<O: Observer> Simulation<'_, O> {
                 self.nodes[NodeId(node)].stage.capacity = capacity;
             }
             Action::BackpressureEnd { node } => self.nodes[NodeId(node)].stage.capacity = 1.0,
-            Action::DegradeStart { node, slowdown } => {
+            Action::DegradeStart { node, slowdown, .. } => {
                 self.nodes[NodeId(node)].slowdown = slowdown;
                 self.set_health(NodeId(node), DEGRADED_HEALTH_SCORE);
             }

@@ -54,6 +54,8 @@ pub enum Action {
     DegradeStart {
         node: u32,
         slowdown: Nanos,
+        /// Membership runs: an index into [`Schedule::processing`].
+        processing: Option<u32>,
     },
     DegradeEnd {
         node: u32,
@@ -185,6 +187,8 @@ pub struct Schedule {
     pub link_faults: Vec<LinkFault>,
     /// Faults of a membership scenario's table service.
     pub table_faults: Vec<TableFault>,
+    /// The processing-time distributions of degrade faults (membership).
+    pub processing: Vec<crate::scenario::Dist>,
     detect: Vec<DetectRule>,
     /// Windows during which a node is crashed.
     downtime: Vec<(u32, Window)>,
@@ -365,9 +369,21 @@ impl Schedule {
             }
             FaultKind::Degrade => {
                 if let Some(n) = node {
-                    let slowdown = fault.slowdown.unwrap_or(Nanos::from_millis(10));
-                    self.actions
-                        .push((start, Action::DegradeStart { node: n, slowdown }));
+                    let (slowdown, processing) = match &fault.processing {
+                        Some(dist) => {
+                            self.processing.push(dist.clone());
+                            (Nanos::ZERO, Some(self.processing.len() as u32 - 1))
+                        }
+                        None => (fault.slowdown.unwrap_or(Nanos::from_millis(10)), None),
+                    };
+                    self.actions.push((
+                        start,
+                        Action::DegradeStart {
+                            node: n,
+                            slowdown,
+                            processing,
+                        },
+                    ));
                     self.actions.push((stop, Action::DegradeEnd { node: n }));
                     self.detect_target(record, expect, window, n);
                 }

@@ -8,6 +8,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::clock::Clock;
+use crate::dist::Sampler;
 use crate::faults::{Action, Schedule};
 use crate::queue::EventQueue;
 use crate::scenario::FaultKind;
@@ -100,6 +101,7 @@ impl Cluster {
     pub(crate) fn new(
         contender: Contender,
         entropy: Vec<ChaCha8Rng>,
+        processing_rngs: Vec<ChaCha8Rng>,
         restart_after: Option<Nanos>,
         schedule: Schedule,
         clocks: Vec<Clock>,
@@ -112,7 +114,11 @@ impl Cluster {
             entropy,
             restart_after,
             schedule,
-            nodes: clocks.into_iter().map(Node::new).collect(),
+            nodes: clocks
+                .into_iter()
+                .zip(processing_rngs)
+                .map(|(clock, rng)| Node::new(clock, rng))
+                .collect(),
             network,
             table,
             ledger,
@@ -262,8 +268,9 @@ impl Cluster {
     /// The node's silo handles `item` now.
     fn handle(&mut self, now: Nanos, node: u32, item: Item) {
         let n = &mut self.nodes[node as usize];
-        if !n.slowdown.is_zero() {
-            n.busy_until = now + n.slowdown;
+        let cost = n.cost();
+        if !cost.is_zero() {
+            n.busy_until = now + cost;
         }
         let local = n.clock.local(now);
         let Some(agent) = n.agent.as_mut() else {
@@ -432,16 +439,31 @@ impl Cluster {
                 if let Some(agent) = n.agent.as_ref() {
                     if n.paused_at.is_none() {
                         n.paused_at = Some(now);
+                        self.ledger.impaired(node, true);
                         let silo = agent.me(generation);
                         self.ledger.node_change(now, silo, NodeChange::Paused);
                     }
                 }
             }
             Action::PauseEnd { node } => self.resume(now, node),
-            Action::DegradeStart { node, slowdown } => {
-                self.nodes[node as usize].slowdown = slowdown;
+            Action::DegradeStart {
+                node,
+                slowdown,
+                processing,
+            } => {
+                let n = &mut self.nodes[node as usize];
+                n.slowdown = slowdown;
+                n.processing =
+                    processing.map(|i| Sampler::new(&self.schedule.processing[i as usize]));
+                self.ledger.impaired(node, true);
             }
-            Action::DegradeEnd { node } => self.nodes[node as usize].slowdown = Nanos::ZERO,
+            Action::DegradeEnd { node } => {
+                let n = &mut self.nodes[node as usize];
+                n.slowdown = Nanos::ZERO;
+                n.processing = None;
+                let still = n.impaired();
+                self.ledger.impaired(node, still);
+            }
             Action::ClockStep { node, offset } => {
                 self.nodes[node as usize].clock.step(now, offset);
                 self.rearm(now, node);
@@ -473,6 +495,8 @@ impl Cluster {
         let Some(since) = n.paused_at.take() else {
             return;
         };
+        let still = n.impaired();
+        self.ledger.impaired(node, still);
         let held = std::mem::take(&mut n.held);
         let local = n.clock.local(now);
         let generation = n.generation;

@@ -35,6 +35,8 @@ pub(crate) struct Ledger {
     running: Vec<Option<(u32, Nanos)>>,
     /// By node: its latest generation.
     generations: Vec<u32>,
+    /// By node: paused or starved now.
+    impaired: Vec<bool>,
     /// SWIM runs: the members the cluster holds Dead now (declared and not
     /// revived).
     dead_now: BTreeMap<SiloId, usize>,
@@ -60,6 +62,7 @@ impl Ledger {
         Ledger {
             running: vec![None; nodes],
             generations: vec![0; nodes],
+            impaired: vec![false; nodes],
             log: log.then(Vec::new),
             ..Ledger::default()
         }
@@ -154,6 +157,11 @@ impl Ledger {
         self.running[silo.node as usize].is_some_and(|(g, _)| g == silo.generation)
     }
 
+    /// Node `node` is paused or starved (`true`), or no longer.
+    pub(crate) fn impaired(&mut self, node: u32, impaired: bool) {
+        self.impaired[node as usize] = impaired;
+    }
+
     /// A table write was applied at `at` by `by`.
     pub(crate) fn applied(&mut self, at: Nanos, by: SiloId, applied: &Applied) {
         let row = &applied.row;
@@ -198,6 +206,7 @@ impl Ledger {
             target,
             by,
             false_positive,
+            impaired: self.impaired[target.node as usize],
             destroyed: Nanos::ZERO,
             agreed: None,
         });

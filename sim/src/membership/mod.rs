@@ -125,9 +125,13 @@ pub fn run(
     let entropy = (0..names.len() as u32)
         .map(|n| streams.membership_entropy(n))
         .collect();
+    let processing = (0..names.len() as u32)
+        .map(|n| streams.membership_processing(n))
+        .collect();
     let mut cluster = Cluster::new(
         contender,
         entropy,
+        processing,
         setup.restart_after,
         schedule,
         clocks,

@@ -35,6 +35,10 @@ pub struct Declaration {
     /// slow, partitioned or skewed); an older generation declared by its
     /// own restarted node is not false.
     pub false_positive: bool,
+    /// The target's node was paused or starved (a `pause` or `degrade`
+    /// fault) when it was declared: a false declaration of a healthy
+    /// member is one where this is false.
+    pub impaired: bool,
     /// Node-time a false declaration destroyed: from the declaration until
     /// the node is Active again as a new generation, or the end of the run.
     pub destroyed: Nanos,

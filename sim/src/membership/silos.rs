@@ -8,7 +8,10 @@ use std::collections::VecDeque;
 
 use fdlab_protocol::Nanos;
 
+use rand_chacha::ChaCha8Rng;
+
 use crate::clock::Clock;
+use crate::dist::Sampler;
 
 use super::agents::Agent;
 use super::cluster::Item;
@@ -28,6 +31,10 @@ pub(crate) struct Node {
     pub(crate) held: Vec<Item>,
     /// Extra processing time of every event (CPU starvation).
     pub(crate) slowdown: Nanos,
+    /// Or each event's processing time drawn from a distribution, with the
+    /// node's own stream.
+    pub(crate) processing: Option<Sampler>,
+    pub(crate) processing_rng: ChaCha8Rng,
     /// When the node finishes what it is handling.
     pub(crate) busy_until: Nanos,
     /// What arrived while it was busy, in arrival order, and whether its
@@ -41,7 +48,7 @@ pub(crate) struct Node {
 }
 
 impl Node {
-    pub(crate) fn new(clock: Clock) -> Node {
+    pub(crate) fn new(clock: Clock, processing_rng: ChaCha8Rng) -> Node {
         Node {
             clock,
             agent: None,
@@ -50,6 +57,8 @@ impl Node {
             paused_at: None,
             held: Vec::new(),
             slowdown: Nanos::ZERO,
+            processing: None,
+            processing_rng,
             busy_until: Nanos::ZERO,
             inbox: VecDeque::new(),
             inbox_due: false,
@@ -57,6 +66,19 @@ impl Node {
             timer: None,
             epoch: 0,
         }
+    }
+
+    /// The time handling one event takes now (zero: not starved).
+    pub(crate) fn cost(&mut self) -> Nanos {
+        match &self.processing {
+            Some(sampler) => sampler.sample(&mut self.processing_rng),
+            None => self.slowdown,
+        }
+    }
+
+    /// Whether the node is starved or paused.
+    pub(crate) fn impaired(&self) -> bool {
+        !self.slowdown.is_zero() || self.processing.is_some() || self.paused_at.is_some()
     }
 
     /// Takes the node down: the silo, what it held, its timer.

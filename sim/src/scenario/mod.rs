@@ -429,7 +429,7 @@ impl FaultKind {
                 "duration",
             ],
             FaultKind::Backpressure => &["node", "capacity", "duration"],
-            FaultKind::Degrade => &["node", "slowdown", "duration"],
+            FaultKind::Degrade => &["node", "slowdown", "processing", "duration"],
             FaultKind::Clock => &["node", "offset", "drift"],
             FaultKind::TableOutage => &["duration"],
             FaultKind::SlowTable => &["extra_latency", "duration"],
@@ -446,7 +446,7 @@ impl FaultKind {
             FaultKind::SlowLink => "adds extra_latency (required) to the links from <-> to (every link without them)",
             FaultKind::Loss => "drops messages with probability (required); burst and gap: Gilbert-Elliott bursts of those mean lengths",
             FaultKind::Backpressure => "the stage serves at the factor capacity of its speed (default 0.1)",
-            FaultKind::Degrade => "CPU starvation: every event the node handles costs slowdown more (default 10ms)",
+            FaultKind::Degrade => "CPU starvation: every event the node handles costs slowdown more (default 10ms); membership scenarios: or a draw of processing (a distribution, e.g. a heavy tail)",
             FaultKind::Clock => "steps the node's clock by offset (\"+5s\") and/or sets its drift (1e-4 = 100 ppm fast)",
             FaultKind::TableOutage => "membership scenarios: the membership table cannot be reached (every operation fails)",
             FaultKind::SlowTable => "membership scenarios: every table operation takes extra_latency (required) more, each way",
@@ -554,6 +554,9 @@ pub struct Fault {
     pub capacity: Option<f64>,
     /// degrade: extra processing time of every event the node handles.
     pub slowdown: Option<Nanos>,
+    /// degrade, membership scenarios: each event's processing time drawn
+    /// from this distribution instead (as under a stress tool: heavy-tailed).
+    pub processing: Option<Dist>,
     /// clock: an offset step, and/or a new drift rate (1e-4 = 100 ppm fast).
     pub offset: Option<SignedNanos>,
     pub drift: Option<f64>,

@@ -309,6 +309,11 @@ impl Scenario {
             }
             fault.validate(i, self.duration, &known)?;
             check(
+                fault.processing.is_none() || self.is_membership(),
+                || format!("faults[{i}].processing"),
+                "a processing-time distribution is for membership scenarios; use `slowdown` (a fixed time per event)",
+            )?;
+            check(
                 !(fault.kind().is_table() && fault.expect == Some(Expect::Detect)),
                 || format!("faults[{i}].expect"),
                 "a table fault makes no silo fail, so there is nothing to detect; leave `expect` out or write \"tolerate\"",
@@ -572,7 +577,7 @@ impl Fault {
         use FaultKind as K;
         // Which optional keys each kind takes.
         let allowed = kind.keys();
-        let present: [(&str, bool); 16] = [
+        let present: [(&str, bool); 17] = [
             ("node", self.node.is_some()),
             ("nodes", self.nodes.is_some()),
             ("shape", self.shape.is_some()),
@@ -587,6 +592,7 @@ impl Fault {
             ("gap", self.gap.is_some()),
             ("capacity", self.capacity.is_some()),
             ("slowdown", self.slowdown.is_some()),
+            ("processing", self.processing.is_some()),
             ("offset", self.offset.is_some()),
             ("drift", self.drift.is_some()),
         ];
@@ -692,6 +698,14 @@ impl Fault {
                 || path("drift"),
                 "must be between -0.5 and 0.5",
             )?;
+        }
+        if let Some(processing) = &self.processing {
+            check(
+                self.slowdown.is_none(),
+                || path("processing"),
+                "give `slowdown` (a fixed time per event) or `processing` (a distribution), not both",
+            )?;
+            processing.validate(&path("processing"))?;
         }
         if kind == K::Clock {
             check(
