@@ -147,11 +147,12 @@ mod tests {
             assert_eq!(&scenario.name, name);
             assert!(!scenario.description.is_empty(), "{name} has a description");
             let detectors: Vec<&str> = scenario.detectors.iter().map(|d| d.name.as_str()).collect();
+            let membership_name = name.starts_with("orleans-") || name.starts_with("lifeguard-");
             if scenario.is_membership() {
-                assert!(name.starts_with("orleans-"), "{name}");
+                assert!(membership_name, "{name}");
                 continue;
             }
-            assert!(!name.starts_with("orleans-"), "{name} has no [membership]");
+            assert!(!membership_name, "{name} has no [membership]");
             for baseline in ["fixed-3s", "phi-akka", "phi-100ms", "probe-orleans"] {
                 assert!(detectors.contains(&baseline), "{name} lacks {baseline}");
             }

@@ -151,6 +151,11 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
 /// agent's timer. Measured: 1,000 silos for an hour, 23.2 M events for
 /// 7.2 M probes (3.2, the startup's joins and gossip included).
 pub const EVENTS_PER_MEMBERSHIP_PROBE: f64 = 3.3;
+/// SWIM events per member per gossip interval: the gossip timer, and the
+/// packets it sends when there are updates to piggyback. Measured on the
+/// built-ins: about 1 in a quiet cluster, about 3 with 16 of 100 members
+/// starved (their suspicions, deaths and refutations are all gossiped).
+pub const EVENTS_PER_GOSSIP_TICK: f64 = 1.5;
 /// Membership events per periodic table operation (a refresh, an
 /// IAmAlive): its arrival at the table, the reply's at the silo, the timer.
 pub const EVENTS_PER_TABLE_OPERATION: f64 = 3.0;
@@ -204,7 +209,7 @@ fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup
             events: swims
                 * silos
                 * (per(m.swim.probe_interval) * EVENTS_PER_MEMBERSHIP_PROBE
-                    + per(m.swim.gossip_interval)),
+                    + per(m.swim.gossip_interval) * EVENTS_PER_GOSSIP_TICK),
         },
     ];
     sources.retain(|s| s.events > 0.0);
