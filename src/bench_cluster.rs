@@ -54,8 +54,8 @@ pub fn cluster(silos: u32, duration: Nanos) -> Scenario {
     }
 }
 
-/// Runs the benchmark cluster once with the classic judge and prints its
-/// figures.
+/// Runs the benchmark cluster once with the classic judge, and once under
+/// Lifeguard, and prints their figures.
 pub fn measure(quick: bool) -> Result<(), String> {
     let (silos, duration) = if quick {
         (100, Nanos::from_secs(600))
@@ -64,8 +64,23 @@ pub fn measure(quick: bool) -> Result<(), String> {
     };
     let scenario = ValidScenario::new(cluster(silos, duration)).map_err(|e| e.to_string())?;
     say!("\nmembership (Orleans, default options, classic judge, one seed, one thread):");
+    one(&scenario, silos, duration)?;
+    // The same cluster under SWIM with Lifeguard (memberlist's LAN defaults):
+    // a probe every second and gossip every 200 ms, so a shorter run.
+    let swim_duration = Nanos(duration.as_nanos() / 6);
+    let mut swim = cluster(silos, swim_duration);
+    if let Some(m) = swim.membership.as_mut() {
+        m.judges = Some(vec![fdlab_sim::scenario::LIFEGUARD_RUN.to_string()]);
+    }
+    let swim = ValidScenario::new(swim).map_err(|e| e.to_string())?;
+    say!("membership (SWIM with Lifeguard, memberlist's LAN defaults, one seed, one thread):");
+    one(&swim, silos, swim_duration)
+}
+
+/// Runs `scenario`'s first judge once and prints the figures.
+fn one(scenario: &ValidScenario, silos: u32, duration: Nanos) -> Result<(), String> {
     let start = Instant::now();
-    let (outcome, _) = membership::run(&scenario, 1, 0, false);
+    let (outcome, _) = membership::run(scenario, 1, 0, false);
     let wall = start.elapsed().as_secs_f64();
     let declared = outcome.crashes.first().and_then(|c| {
         c.declared
