@@ -284,7 +284,7 @@ impl Cluster {
             Event::Deliver { from, wire, .. } => agent.handle_wire(local, from, &wire),
             Event::Reply { reply, .. } => agent.handle_table_reply(local, reply),
             Event::Timer { .. } => {
-                let entropy = self.entropy[node as usize].random::<u64>();
+                let entropy = entropy_for(agent, &mut self.entropy[node as usize]);
                 agent.handle_timeout(local, entropy)
             }
             _ => {}
@@ -505,7 +505,7 @@ impl Cluster {
         };
         let silo = agent.me(generation);
         agent.handle_stall(local, now - since);
-        let entropy = self.entropy[node as usize].random::<u64>();
+        let entropy = entropy_for(agent, &mut self.entropy[node as usize]);
         agent.handle_timeout(local, entropy);
         self.ledger.node_change(now, silo, NodeChange::Resumed);
         for item in held {
@@ -515,5 +515,15 @@ impl Cluster {
         self.nodes[node as usize].epoch += 1;
         self.schedule_inbox(now, node);
         self.drain(now, node);
+    }
+}
+
+/// A word of entropy for `agent`'s timer: drawn for a SWIM agent, which
+/// makes its random choices from it; an Orleans agent takes none, and its
+/// node's stream is left alone.
+fn entropy_for(agent: &Agent, stream: &mut ChaCha8Rng) -> u64 {
+    match agent {
+        Agent::Swim(_) => stream.random::<u64>(),
+        Agent::Orleans(_) => 0,
     }
 }
