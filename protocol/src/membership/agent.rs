@@ -1,10 +1,11 @@
 //! The Orleans membership agent of one silo, as a sans-IO state machine.
 //!
-//! Source: dotnet/orleans `MembershipAgent` (joining, IAmAlive),
-//! `MembershipTableManager` (views, the suspect-or-kill loop, back-offs,
-//! self-termination), `ClusterHealthMonitor` and `SiloHealthMonitor`
-//! (probing, in [`super::probing`]) and `LocalSiloHealthMonitor` (the
-//! health score, in [`super::health`]); the rules are SPEC §8.1.
+//! Source: dotnet/orleans `MembershipTableManager` (views,
+//! self-termination), with joining, IAmAlive and the suspect-or-kill loop
+//! (`MembershipAgent`, `InnerTryToSuspectOrKill`) in [`super::tasks`],
+//! probing (`ClusterHealthMonitor`, `SiloHealthMonitor`) in
+//! [`super::probing`] and the health score (`LocalSiloHealthMonitor`) in
+//! [`super::health`]; the rules are SPEC §8.1.
 //!
 //! Driving contract (as for detectors, quinn-proto style): the host calls
 //! `handle_*` with the silo's local clock, then drains `poll_transmit`
@@ -37,58 +38,9 @@ use super::judge::JudgeSpec;
 use super::messages::{AgentEvent, Message, Transmit};
 use super::probing::{Peer, Relay};
 use super::ring::Rings;
-use super::table::{
-    OpId, Row, SiloId, SiloStatus, TableOp, TableReply, TableRequest, TableResult, TableView,
-};
-use super::votes::{cast, is_stale, quorum};
-
-/// Work on the table, run one at a time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Task {
-    Join,
-    IAmAlive,
-    Refresh,
-    Suspect { target: SiloId, via: Option<SiloId> },
-}
-
-impl Task {
-    fn same(&self, other: &Task) -> bool {
-        match (self, other) {
-            (Task::Suspect { target: a, .. }, Task::Suspect { target: b, .. }) => a == b,
-            _ => self == other,
-        }
-    }
-}
-
-/// What a table operation in flight was for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Write {
-    Read,
-    InsertSelf,
-    DeclareOld,
-    Activate,
-    Vote { target: SiloId, declared: bool },
-    IAmAlive,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Step {
-    Op(OpId, Write),
-    Backoff(Nanos),
-    /// The join's connectivity check: probes still unanswered, and its end.
-    Connectivity {
-        pending: Vec<(SiloId, u64)>,
-        deadline: Nanos,
-    },
-}
-
-#[derive(Clone, Debug)]
-struct Running {
-    task: Task,
-    step: Step,
-    /// The last back-off waited in this task (zero: none yet).
-    backoff: Nanos,
-}
+use super::table::{SiloId, SiloStatus, TableReply, TableRequest, TableResult, TableView};
+use super::tasks::{Running, Step, Task};
+use super::votes::is_stale;
 
 /// One silo's membership agent (see the module documentation).
 #[derive(Clone, Debug)]
@@ -101,23 +53,23 @@ pub struct OrleansAgent {
     pub(super) now: Nanos,
     pub(super) view: Arc<TableView>,
     /// Active silos of the view, sorted, and the ring choice made from them.
-    active: Vec<SiloId>,
-    rings: Rings,
+    pub(super) active: Vec<SiloId>,
+    pub(super) rings: Rings,
     pub(super) peers: Vec<Peer>,
     pub(super) relays: Vec<Relay>,
     /// By node: the generation last heard from and when.
-    heard: Vec<Option<(u32, Nanos)>>,
+    pub(super) heard: Vec<Option<(u32, Nanos)>>,
     pub(super) next_probe_id: u64,
-    next_op: u64,
-    tasks: VecDeque<Task>,
-    running: Option<Running>,
-    join_started: Nanos,
-    next_i_am_alive: Option<Nanos>,
-    next_refresh: Option<Nanos>,
+    pub(super) next_op: u64,
+    pub(super) tasks: VecDeque<Task>,
+    pub(super) running: Option<Running>,
+    pub(super) join_started: Nanos,
+    pub(super) next_i_am_alive: Option<Nanos>,
+    pub(super) next_refresh: Option<Nanos>,
     pub(super) health: Health,
     pub(super) intermediary_cursor: u64,
     pub(super) transmits: VecDeque<Transmit>,
-    requests: VecDeque<TableRequest>,
+    pub(super) requests: VecDeque<TableRequest>,
     pub(super) events: VecDeque<AgentEvent>,
 }
 
@@ -377,7 +329,7 @@ impl OrleansAgent {
 
     // ----- internals -----
 
-    fn advance(&mut self, now: Nanos) -> Nanos {
+    pub(super) fn advance(&mut self, now: Nanos) -> Nanos {
         self.now = self.now.max(now);
         self.now
     }
@@ -395,7 +347,7 @@ impl OrleansAgent {
     }
 
     /// Whether `silo` was heard from within the connection-liveness window.
-    fn heard_recently(&self, silo: SiloId, now: Nanos) -> bool {
+    pub(super) fn heard_recently(&self, silo: SiloId, now: Nanos) -> bool {
         match self.heard.get(silo.node as usize).copied().flatten() {
             Some((generation, at)) => {
                 generation == silo.generation && now - at < self.config.liveness_window()
@@ -406,7 +358,7 @@ impl OrleansAgent {
 
     /// Starts the next queued task if none runs, and tells the judges
     /// the health score when it changed.
-    fn after(&mut self, now: Nanos) {
+    pub(super) fn after(&mut self, now: Nanos) {
         if self.status == SiloStatus::Dead {
             return;
         }
@@ -429,69 +381,8 @@ impl OrleansAgent {
         }
     }
 
-    fn enqueue(&mut self, task: Task) {
-        let busy = self.running.as_ref().is_some_and(|r| r.task.same(&task))
-            || self.tasks.iter().any(|t| t.same(&task));
-        if !busy {
-            self.tasks.push_back(task);
-        }
-    }
-
-    /// Whether a vote against `target` is queued or running.
-    pub(super) fn suspect_pending(&self, target: SiloId) -> bool {
-        let task = Task::Suspect { target, via: None };
-        self.running.as_ref().is_some_and(|r| r.task.same(&task))
-            || self.tasks.iter().any(|t| t.same(&task))
-    }
-
-    pub(super) fn enqueue_suspect(&mut self, target: SiloId, via: Option<SiloId>) {
-        self.enqueue(Task::Suspect { target, via });
-    }
-
-    fn issue(&mut self, op: TableOp, write: Write) {
-        let id = OpId(self.next_op);
-        self.next_op += 1;
-        self.requests.push_back(TableRequest { id, op });
-        if let Some(r) = &mut self.running {
-            r.step = Step::Op(id, write);
-        }
-    }
-
-    /// (Re)starts the running task from its first operation.
-    fn begin(&mut self, now: Nanos) {
-        let Some(running) = &self.running else {
-            return;
-        };
-        match running.task {
-            Task::IAmAlive => self.issue(
-                TableOp::IAmAlive {
-                    silo: self.me,
-                    time: now,
-                },
-                Write::IAmAlive,
-            ),
-            _ => self.issue(TableOp::ReadAll, Write::Read),
-        }
-    }
-
-    fn finish(&mut self) {
-        self.running = None;
-    }
-
-    fn back_off(&mut self, now: Nanos, min: Nanos, max: Nanos) {
-        if let Some(r) = &mut self.running {
-            let wait = if r.backoff.is_zero() {
-                min
-            } else {
-                Nanos(r.backoff.as_nanos().saturating_mul(2)).min(max)
-            };
-            r.backoff = wait;
-            r.step = Step::Backoff(now + wait);
-        }
-    }
-
     /// A read came back: takes it as the view if it is not older.
-    fn process_view(&mut self, now: Nanos, view: Arc<TableView>) {
+    pub(super) fn process_view(&mut self, now: Nanos, view: Arc<TableView>) {
         if view.version < self.view.version {
             return;
         }
@@ -516,7 +407,7 @@ impl OrleansAgent {
     /// Chooses the monitored silos from the view: the ring successors among
     /// Active silos, plus every silo with fresh votes against it or a stale
     /// IAmAlive.
-    fn update_monitoring(&mut self, now: Nanos) {
+    pub(super) fn update_monitoring(&mut self, now: Nanos) {
         if self.status != SiloStatus::Active {
             return;
         }
@@ -548,202 +439,8 @@ impl OrleansAgent {
         self.set_peers(now, &wanted);
     }
 
-    /// The running task continues after a read.
-    fn continue_task(&mut self, now: Nanos) {
-        let Some(task) = self.running.as_ref().map(|r| r.task) else {
-            return;
-        };
-        match task {
-            Task::Refresh | Task::IAmAlive => self.finish(),
-            Task::Join => self.join_step(now),
-            Task::Suspect { target, via } => self.suspect_step(now, target, via),
-        }
-    }
-
-    /// One step of joining, from the view just read.
-    fn join_step(&mut self, now: Nanos) {
-        let view = Arc::clone(&self.view);
-        if let Some(old) = view.rows.iter().find(|r| {
-            r.silo.node == self.me.node
-                && r.silo.generation < self.me.generation
-                && r.status != SiloStatus::Dead
-        }) {
-            let op = update(old, SiloStatus::Dead, old.votes.clone(), view.version);
-            self.issue(op, Write::DeclareOld);
-            return;
-        }
-        match view.row(self.me) {
-            None => {
-                let row = Row {
-                    silo: self.me,
-                    status: SiloStatus::Joining,
-                    votes: Vec::new(),
-                    i_am_alive: now,
-                    etag: 0,
-                };
-                self.issue(
-                    TableOp::Insert {
-                        row,
-                        version: view.version,
-                    },
-                    Write::InsertSelf,
-                );
-            }
-            Some(row) if row.status == SiloStatus::Active => self.activated(now),
-            Some(_) => {
-                let stale = self.config.stale_after();
-                let targets: Vec<SiloId> = view
-                    .rows
-                    .iter()
-                    .filter(|r| {
-                        r.silo != self.me
-                            && r.status == SiloStatus::Active
-                            && !is_stale(r, now, stale)
-                    })
-                    .map(|r| r.silo)
-                    .collect();
-                let mut pending = Vec::with_capacity(targets.len());
-                for to in targets {
-                    let probe = self.next_probe_id;
-                    self.next_probe_id += 1;
-                    self.send(to, Message::Ping { probe });
-                    pending.push((to, probe));
-                }
-                if pending.is_empty() {
-                    self.activate();
-                } else if let Some(r) = &mut self.running {
-                    r.step = Step::Connectivity {
-                        pending,
-                        deadline: now + self.config.probe_timeout,
-                    };
-                }
-            }
-        }
-    }
-
-    /// A Pong that answers the join's connectivity check.
-    fn connectivity_answer(&mut self, from: SiloId, probe: u64) -> bool {
-        let Some(Running {
-            step: Step::Connectivity { pending, .. },
-            ..
-        }) = &mut self.running
-        else {
-            return false;
-        };
-        let Some(i) = pending.iter().position(|&p| p == (from, probe)) else {
-            return false;
-        };
-        pending.swap_remove(i);
-        if pending.is_empty() {
-            self.activate();
-        }
-        true
-    }
-
-    /// Writes this silo Active (the view is the one the check started from).
-    fn activate(&mut self) {
-        let view = Arc::clone(&self.view);
-        match view.row(self.me) {
-            Some(row) => {
-                let op = update(row, SiloStatus::Active, row.votes.clone(), view.version);
-                self.issue(op, Write::Activate);
-            }
-            None => self.issue(TableOp::ReadAll, Write::Read),
-        }
-    }
-
-    fn activated(&mut self, now: Nanos) {
-        self.finish();
-        self.status = SiloStatus::Active;
-        self.health.activated(now);
-        self.events.push_back(AgentEvent::Joined);
-        self.next_i_am_alive = Some(now + self.config.i_am_alive_period);
-        self.next_refresh = Some(now + self.config.table_refresh_period);
-        self.enqueue(Task::IAmAlive);
-        self.enqueue(Task::Refresh);
-    }
-
-    /// `InnerTryToSuspectOrKill`, from the view just read.
-    fn suspect_step(&mut self, now: Nanos, target: SiloId, via: Option<SiloId>) {
-        let view = Arc::clone(&self.view);
-        let Some(row) = view.row(target) else {
-            return self.finish();
-        };
-        if row.status == SiloStatus::Dead || self.status != SiloStatus::Active {
-            return self.finish();
-        }
-        if self.config.connection_liveness_check && self.heard_recently(target, now) {
-            self.events.push_back(AgentEvent::VoteWithheld { target });
-            return self.finish();
-        }
-        let mut voters = vec![self.me];
-        if let Some(v) = via.filter(|&v| v != self.me && v != target) {
-            voters.push(v);
-        }
-        let c = &self.config;
-        let votes = cast(
-            row,
-            &voters,
-            now,
-            c.death_vote_expiration,
-            c.num_votes_for_death_declaration,
-        );
-        let needed = quorum(
-            &view,
-            now,
-            c.num_votes_for_death_declaration,
-            c.stale_after(),
-        );
-        let declared = votes.len() >= needed;
-        let status = if declared {
-            SiloStatus::Dead
-        } else {
-            row.status
-        };
-        let op = update(row, status, votes, view.version);
-        self.issue(op, Write::Vote { target, declared });
-    }
-
-    /// A write succeeded.
-    fn written(&mut self, now: Nanos, write: Write) {
-        match write {
-            Write::Read => {}
-            Write::IAmAlive => self.finish(),
-            Write::InsertSelf | Write::DeclareOld => {
-                self.gossip();
-                self.begin(now);
-            }
-            Write::Activate => {
-                self.gossip();
-                self.activated(now);
-            }
-            Write::Vote { target, declared } => {
-                self.events
-                    .push_back(AgentEvent::Voted { target, declared });
-                self.gossip();
-                self.finish();
-                self.enqueue(Task::Refresh);
-            }
-        }
-    }
-
-    /// Tells every Active silo of the view that the table moved past it.
-    fn gossip(&mut self) {
-        let version = self.view.version + 1;
-        let to: Vec<SiloId> = self
-            .view
-            .rows
-            .iter()
-            .filter(|r| r.status == SiloStatus::Active && r.silo != self.me)
-            .map(|r| r.silo)
-            .collect();
-        for silo in to {
-            self.send(silo, Message::Gossip { version });
-        }
-    }
-
     /// Stops the agent: it read itself Dead, or gave up joining.
-    fn stop(&mut self, event: AgentEvent) {
+    pub(super) fn stop(&mut self, event: AgentEvent) {
         self.status = SiloStatus::Dead;
         self.peers.clear();
         self.relays.clear();
@@ -754,17 +451,6 @@ impl OrleansAgent {
         self.transmits.clear();
         self.requests.clear();
         self.events.push_back(event);
-    }
-}
-
-/// The compare-and-swap write of `row` with a new status and votes.
-fn update(row: &Row, status: SiloStatus, votes: Vec<super::table::Vote>, version: u64) -> TableOp {
-    TableOp::Update {
-        silo: row.silo,
-        status,
-        votes,
-        etag: row.etag,
-        version,
     }
 }
 

@@ -17,6 +17,7 @@ pub(crate) mod probing;
 pub mod ring;
 pub mod swim;
 pub mod table;
+pub(crate) mod tasks;
 pub mod votes;
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! runs [`Scenario::validate`] (the checks that need the whole scenario: node
 //! names, ranges) once.
 
+mod membership_checks;
 mod validate;
 
 use std::fmt;
