@@ -285,13 +285,44 @@ fn bars(
     m: &ScenarioMetrics,
     palette: &Palette,
 ) -> std::io::Result<()> {
-    let n = m.summary.len() as i32;
+    let bars: Vec<RateBar> = m
+        .summary
+        .iter()
+        .map(|s| RateBar {
+            name: s.detector.clone(),
+            rate: rate_of(s),
+            ci: s.false_failed_rate_ci.map(|c| (c.low, c.high)),
+            colour: palette.colour(&s.detector),
+        })
+        .collect();
+    rate_bars(root, title, &bars, RATE_NAME, "pair-h")
+}
+
+/// One bar of a chart of rates: a name, its rate, the rate's interval.
+pub(crate) struct RateBar {
+    pub(crate) name: String,
+    pub(crate) rate: f64,
+    pub(crate) ci: Option<(f64, f64)>,
+    pub(crate) colour: RGBColor,
+}
+
+/// A bar per name of a false rate (`axis` names it, `unit` is its unit in
+/// the labels, e.g. `pair-h`), with its interval as a whisker and its value
+/// above: what a trade-off chart draws when there is no detection time to
+/// put on its x axis.
+pub(crate) fn rate_bars(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    title: &str,
+    bars: &[RateBar],
+    axis: &str,
+    unit: &str,
+) -> std::io::Result<()> {
+    let n = bars.len() as i32;
     let top = rate_top(
-        m.summary
-            .iter()
-            .flat_map(|s| [rate_of(s), s.false_failed_rate_ci.map_or(0.0, |c| c.high)]),
+        bars.iter()
+            .flat_map(|b| [b.rate, b.ci.map_or(0.0, |(_, high)| high)]),
     );
-    let names: Vec<String> = m.summary.iter().map(|s| s.detector.clone()).collect();
+    let names: Vec<String> = bars.iter().map(|b| b.name.clone()).collect();
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, TITLE_SIZE))
         .margin(12)
@@ -303,7 +334,7 @@ fn bars(
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(names.len().max(1))
-        .y_desc(RATE_NAME)
+        .y_desc(axis)
         .axis_desc_style((FONT, AXIS_NAME_SIZE))
         .label_style((FONT, TICK_SIZE))
         .x_label_formatter(&|v| match v {
@@ -315,38 +346,37 @@ fn bars(
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()
         .map_err(chart_error)?;
-    for (i, s) in m.summary.iter().enumerate() {
+    for (i, b) in bars.iter().enumerate() {
         let i = i as i32;
-        let colour = palette.colour(&s.detector);
-        let rate = rate_of(s);
+        let rate = b.rate;
         let mut bar = Rectangle::new(
             [
                 (SegmentValue::Exact(i), 0.0),
                 (SegmentValue::Exact(i + 1), rate),
             ],
-            colour.mix(0.85).filled(),
+            b.colour.mix(0.85).filled(),
         );
         bar.set_margin(0, 0, BAR_GAP, BAR_GAP);
         chart
             .draw_series(std::iter::once(bar))
             .map_err(chart_error)?;
-        if let Some(ci) = s.false_failed_rate_ci {
+        if let Some((low, high)) = b.ci {
             chart
                 .draw_series(std::iter::once(ErrorBar::new_vertical(
                     SegmentValue::CenterOf(i),
-                    ci.low,
+                    low,
                     rate,
-                    ci.high,
+                    high,
                     RGBColor(40, 40, 40).stroke_width(1),
                     2 * CAP as u32,
                 )))
                 .map_err(chart_error)?;
         }
         // The value above the bar and its whisker, never on them.
-        let above = s.false_failed_rate_ci.map_or(rate, |ci| ci.high.max(rate));
+        let above = b.ci.map_or(rate, |(_, high)| high.max(rate));
         chart
             .draw_series(std::iter::once(Text::new(
-                format!("{}/pair-h", fmt_rate(rate)),
+                format!("{}/{unit}", fmt_rate(rate)),
                 (SegmentValue::CenterOf(i), above + top * 0.015),
                 TextStyle::from((FONT, LEGEND_SIZE)).pos(Pos::new(HPos::Center, VPos::Bottom)),
             )))

@@ -16,13 +16,13 @@
 
 use std::io;
 
-use plotters::coord::ranged1d::{Ranged, SegmentValue, ValueFormatter};
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::metrics::{ClusterMetrics, JudgeSummary};
-use crate::charts::tradeoff::{fmt_rate, rate_tick, rate_top};
+use crate::charts::tradeoff::{fmt_rate, rate_bars, rate_tick, rate_top, RateBar};
 use crate::charts::{
     chart_error, draw_legend, draw_note, finish_svg, fmt_seconds, legend_height, log_coord, Chart,
     Marker, Palette, TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, RIGHT_ROOM, SCENARIO_CHART_SIZE,
@@ -37,7 +37,6 @@ const POINT_RADIUS: i32 = 6;
 const CAP: u32 = 10;
 /// Room below a zero rate, as a share of the axis.
 const BELOW_ZERO: f64 = 0.04;
-const BAR_GAP: u32 = 14;
 
 /// What the chart says with no crash and no false declaration.
 pub const QUIET: &str =
@@ -234,72 +233,16 @@ fn bars(
     summary: &[JudgeSummary],
     palette: &Palette,
 ) -> io::Result<()> {
-    let n = summary.len() as i32;
-    let top = rate_top(
-        summary
-            .iter()
-            .flat_map(|s| [rate_of(s), s.false_rate_ci.map_or(0.0, |c| c.high)]),
-    );
-    let names: Vec<String> = summary.iter().map(|s| s.judge.clone()).collect();
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, TITLE_SIZE))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(64)
-        .build_cartesian_2d((0..(n - 1).max(0)).into_segmented(), 0.0..top)
-        .map_err(chart_error)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(names.len().max(1))
-        .y_desc(RATE_NAME)
-        .axis_desc_style((FONT, AXIS_NAME_SIZE))
-        .label_style((FONT, TICK_SIZE))
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
+    let bars: Vec<RateBar> = summary
+        .iter()
+        .map(|s| RateBar {
+            name: s.judge.clone(),
+            rate: rate_of(s),
+            ci: s.false_rate_ci.map(|c| (c.low, c.high)),
+            colour: palette.colour(&s.judge),
         })
-        .y_label_formatter(&|v| rate_tick(*v))
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(RGBColor(225, 225, 225))
-        .draw()
-        .map_err(chart_error)?;
-    for (i, s) in summary.iter().enumerate() {
-        let i = i as i32;
-        let rate = rate_of(s);
-        let mut bar = Rectangle::new(
-            [
-                (SegmentValue::Exact(i), 0.0),
-                (SegmentValue::Exact(i + 1), rate),
-            ],
-            palette.colour(&s.judge).mix(0.85).filled(),
-        );
-        bar.set_margin(0, 0, BAR_GAP, BAR_GAP);
-        chart
-            .draw_series(std::iter::once(bar))
-            .map_err(chart_error)?;
-        if let Some(ci) = s.false_rate_ci {
-            chart
-                .draw_series(std::iter::once(ErrorBar::new_vertical(
-                    SegmentValue::CenterOf(i),
-                    ci.low,
-                    rate,
-                    ci.high,
-                    RGBColor(40, 40, 40).stroke_width(1),
-                    CAP,
-                )))
-                .map_err(chart_error)?;
-        }
-        let above = s.false_rate_ci.map_or(rate, |ci| ci.high.max(rate));
-        chart
-            .draw_series(std::iter::once(Text::new(
-                format!("{}/node-h", fmt_rate(rate)),
-                (SegmentValue::CenterOf(i), above + top * 0.015),
-                TextStyle::from((FONT, LEGEND_SIZE)).pos(Pos::new(HPos::Center, VPos::Bottom)),
-            )))
-            .map_err(chart_error)?;
-    }
-    Ok(())
+        .collect();
+    rate_bars(root, title, &bars, RATE_NAME, "node-h")
 }
 
 #[cfg(test)]
