@@ -24,7 +24,6 @@ use std::time::Instant;
 use fdlab_reports::atomic::{ensure_dir, remove_stale_temporaries, write_file};
 use fdlab_reports::cluster::ClusterRunTotals;
 use fdlab_scenarios::cluster_plan::{cluster_plan, ClusterPlan};
-use fdlab_scenarios::vary::parse_vary;
 use fdlab_sim::membership;
 use fdlab_sim::valid::ValidScenario;
 use rayon::prelude::*;
@@ -46,20 +45,7 @@ fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<ClusterPlan, 
             scenario.name
         ));
     }
-    let dims = args
-        .vary
-        .iter()
-        .map(|v| parse_vary(v))
-        .collect::<Result<Vec<_>, _>>()?;
-    if args.sample == Some(0) {
-        return Err("--sample: must be at least 1".into());
-    }
-    if args.seeds == Some(0) {
-        return Err("--seeds: must be at least 1".into());
-    }
-    let seeds = args.seeds.unwrap_or(scenario.seeds);
-    crate::simulate::seed_list(args.seed, args.seeds, scenario.seeds)?;
-    budget::runs_fit(u64::from(seeds))?;
+    let (dims, seeds) = super::dimensions_and_seeds(args, scenario)?;
     let plan = cluster_plan(
         scenario,
         &dims,

@@ -106,8 +106,12 @@ pub(crate) fn on_interrupt() {
 /// hundred bytes, until the results are written).
 pub const MAX_UNITS: usize = 10_000_000;
 
-/// Builds the plan of `args` (checking every input before anything runs).
-fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<(Plan, ValidScenario), String> {
+/// The `--vary` dimensions and the seed count of `args`, checked: what
+/// every sweep, of detectors or of a membership scenario, plans from.
+fn dimensions_and_seeds(
+    args: &SweepArgs,
+    scenario: &ValidScenario,
+) -> Result<(Vec<fdlab_scenarios::vary::Dimension>, u32), String> {
     let dims = args
         .vary
         .iter()
@@ -122,6 +126,12 @@ fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<(Plan, ValidS
     let seeds = args.seeds.unwrap_or(scenario.seeds);
     crate::simulate::seed_list(args.seed, args.seeds, scenario.seeds)?;
     budget::runs_fit(u64::from(seeds))?;
+    Ok((dims, seeds))
+}
+
+/// Builds the plan of `args` (checking every input before anything runs).
+fn make_plan(args: &SweepArgs, scenario: &ValidScenario) -> Result<(Plan, ValidScenario), String> {
+    let (dims, seeds) = dimensions_and_seeds(args, scenario)?;
     let plan = plan(
         scenario,
         &dims,
