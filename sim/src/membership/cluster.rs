@@ -66,6 +66,8 @@ pub(crate) struct Cluster {
     /// the events themselves carry views and votes).
     queue: EventQueue<u32>,
     pending: Pending,
+    /// Buffers for an agent's outputs (see `drain`).
+    outputs: (Vec<(SiloId, Wire)>, Vec<TableRequest>, Vec<Happened>),
     events: u64,
 }
 
@@ -124,6 +126,7 @@ impl Cluster {
             ledger,
             queue: EventQueue::new(),
             pending: Pending::default(),
+            outputs: Default::default(),
             events: 0,
         }
     }
@@ -300,31 +303,25 @@ impl Cluster {
             return;
         };
         let me = agent.me(generation);
-        let mut sends = Vec::new();
-        while let Some(t) = agent.poll_transmit() {
-            sends.push(t);
-        }
-        let mut requests = Vec::new();
-        while let Some(r) = agent.poll_table() {
-            requests.push(r);
-        }
-        let mut events = Vec::new();
-        while let Some(e) = agent.poll_event() {
-            events.push(e);
-        }
-        for (to, wire) in sends {
+        // The agent's outputs, drained into buffers kept from one event to
+        // the next (an event nearly always sends something).
+        let (mut sends, mut requests, mut events) = std::mem::take(&mut self.outputs);
+        sends.extend(std::iter::from_fn(|| agent.poll_transmit()));
+        requests.extend(std::iter::from_fn(|| agent.poll_table()));
+        events.extend(std::iter::from_fn(|| agent.poll_event()));
+        for (to, wire) in sends.drain(..) {
             self.ledger.message(wire.bytes());
             if let Some(at) = self.network.arrival(&self.schedule, node, to.node, now) {
                 let event = Event::Deliver { to, from: me, wire };
                 self.push(at, event);
             }
         }
-        for request in requests {
+        for request in requests.drain(..) {
             let at = now + self.table.one_way(now);
             self.push(at, Event::Table { from: me, request });
         }
         let mut stop = None;
-        for e in events {
+        for e in events.drain(..) {
             match e {
                 Happened::Orleans(e) => {
                     self.ledger.event(now, me, e);
@@ -343,6 +340,7 @@ impl Cluster {
                 Happened::Swim(e) => self.ledger.swim_event(now, me, e),
             }
         }
+        self.outputs = (sends, requests, events);
         if let Some(change) = stop {
             self.stop(now, node, change, None);
             if let Some(delay) = self.restart_after {
