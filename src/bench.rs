@@ -28,8 +28,8 @@ pub struct BenchArgs {
     /// Fewer repetitions and a smaller trace (for a smoke run, not for figures).
     #[arg(long)]
     quick: bool,
-    /// Only these parts: detectors, trace, pipeline, mesh, sweep, membership
-    /// (default: all).
+    /// Only these parts: detectors, trace, pipeline, mesh, sweep, membership,
+    /// swim (default: all).
     #[arg(long, value_delimiter = ',', value_name = "PART")]
     only: Vec<Part>,
 }
@@ -43,6 +43,7 @@ pub enum Part {
     Mesh,
     Sweep,
     Membership,
+    Swim,
 }
 
 /// Repetitions per figure; the median is reported.
@@ -215,6 +216,10 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     }
     if want(Part::Membership) {
         crate::bench_cluster::measure(args.quick)?;
+    }
+    // Last: its peak memory (some GB) would hide the others'.
+    if want(Part::Swim) {
+        crate::bench_cluster::measure_swim(args.quick)?;
     }
     match peak_memory_kib() {
         Some(kib) => say!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),

@@ -219,3 +219,27 @@ fn bad_membership_keys_are_one_error_with_file_line_and_key() {
     let o = fdlab(&["run", file.to_str().unwrap(), "--dry-run"]);
     assert_one_error_line(&o, &["num_votes_for_death_declaration"]);
 }
+
+/// The 1,000- and 10,000-member files outside the built-in suite are valid,
+/// and their estimates fit this machine: a 10,000-member SWIM run is a few
+/// GB (28 bytes per member pair), not the 12.8 GB of Orleans' views.
+#[test]
+fn the_large_swim_scenarios_are_valid_and_estimated() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/large");
+    let files = ["swim-1000-crash.toml", "swim-10000-crash.toml"].map(|f| root.join(f));
+    let mut args = vec!["run", "--dry-run"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    let o = fdlab(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let mib = |name: &str| -> f64 {
+        let line = out.lines().find(|l| l.starts_with(name)).expect(name);
+        line.split_whitespace().nth(4).unwrap().parse().unwrap()
+    };
+    assert!(mib("swim-1000-crash") < 200.0, "{out}");
+    let large = mib("swim-10000-crash");
+    assert!((2_000.0..4_000.0).contains(&large), "{out}");
+    // Neither is a built-in: the default suite stays quick.
+    let list = text(&fdlab(&["list"]).stdout);
+    assert!(!list.contains("swim-1000"), "{list}");
+}

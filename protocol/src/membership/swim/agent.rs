@@ -37,9 +37,6 @@
 //! - No TCP fallback ping (`DisableTcpPings`), no compression, no
 //!   encryption, no user messages: the simulated network has one
 //!   transport.
-//! - Ping-req members and gossip targets are a uniform sample of the
-//!   eligible members; memberlist's `kRandomNodes` samples by rejection
-//!   with a bounded number of tries (it may return fewer).
 //! - A packet's updates are handled in order, then any suspicion whose
 //!   timer the confirmations brought to the past fires at once (memberlist
 //!   fires it from `Confirm`).
@@ -83,7 +80,7 @@ pub struct SwimAgent {
     pub(super) relays: Vec<Relay>,
     pub(super) transmits: VecDeque<Transmit>,
     pub(super) events: VecDeque<SwimEvent>,
-    /// Reused for the candidate lists of random choices.
+    /// Reused for the members of random choices.
     pub(super) scratch: Vec<usize>,
 }
 
@@ -175,17 +172,13 @@ impl SwimAgent {
     /// When a running suspicion of `member` declares it Dead.
     pub fn suspicion_deadline(&self, member: MemberId) -> Option<Nanos> {
         let i = self.members.index(member)?;
-        self.members.get(i).suspicion.as_ref().map(|s| s.deadline())
+        self.members.suspicion(i).map(|s| s.deadline())
     }
 
     /// Independent confirmations counted by the suspicion of `member`.
     pub fn confirmations(&self, member: MemberId) -> Option<u32> {
         let i = self.members.index(member)?;
-        self.members
-            .get(i)
-            .suspicion
-            .as_ref()
-            .map(|s| s.confirmations())
+        self.members.suspicion(i).map(|s| s.confirmations())
     }
 
     /// Updates waiting in the broadcast queue.
@@ -229,7 +222,14 @@ impl SwimAgent {
 
     /// The next local instant at which something is due.
     pub fn poll_timeout(&self) -> Option<Nanos> {
-        let mut next = self.next_gossip.min(self.next_probe);
+        let mut next = self.next_probe;
+        // A gossip tick with nothing queued does nothing, so none is asked
+        // for: the ticker's next tick counts only once there is something
+        // to say (it keeps its grid all the same).
+        if self.queue.len() > 0 {
+            let gossip = next_on_grid(self.next_gossip, self.now, self.config.gossip_interval);
+            next = next.min(gossip);
+        }
         if let Some(p) = &self.probe {
             next = next.min(p.due());
         }
@@ -332,23 +332,24 @@ impl SwimAgent {
         if self.queue.len() == 0 {
             return;
         }
-        let mut candidates = std::mem::take(&mut self.scratch);
-        candidates.clear();
+        let mut targets = std::mem::take(&mut self.scratch);
         let dead_time = self.config.gossip_to_the_dead_time;
-        candidates.extend(self.members.order().iter().copied().filter(|&i| {
-            let m = self.members.get(i);
-            i != self.members.me()
-                && match m.state {
-                    MemberState::Alive | MemberState::Suspect => true,
-                    MemberState::Dead => now - m.state_change <= dead_time,
-                }
-        }));
-        let k = self
-            .rng
-            .choose_front(&mut candidates, self.config.gossip_nodes as usize);
+        let me = self.members.me();
+        self.members.sample(
+            self.config.gossip_nodes as usize,
+            &mut self.rng,
+            |i, m| {
+                i != me
+                    && match m.state {
+                        MemberState::Alive | MemberState::Suspect => true,
+                        MemberState::Dead => now - m.state_change <= dead_time,
+                    }
+            },
+            &mut targets,
+        );
         let budget = u64::from(self.config.udp_buffer_size) - COMPOUND_HEADER_BYTES;
         let limit = self.retransmit_limit();
-        for &i in &candidates[..k] {
+        for &i in &targets {
             let mut messages = Vec::new();
             self.queue
                 .take(COMPOUND_ENTRY_BYTES, budget, limit, &mut messages);
@@ -361,7 +362,7 @@ impl SwimAgent {
                 packet: Packet { messages },
             });
         }
-        self.scratch = candidates;
+        self.scratch = targets;
     }
 }
 

@@ -63,17 +63,6 @@ impl Entropy {
             items.swap(i, j);
         }
     }
-
-    /// Moves `k` items chosen uniformly without replacement to the front
-    /// of `items` (a partial Fisher-Yates); returns how many (at most k).
-    pub fn choose_front<T>(&mut self, items: &mut [T], k: usize) -> usize {
-        let k = k.min(items.len());
-        for i in 0..k {
-            let j = i + self.below((items.len() - i) as u64) as usize;
-            items.swap(i, j);
-        }
-        k
-    }
 }
 
 #[cfg(test)]
@@ -97,7 +86,7 @@ mod tests {
     }
 
     #[test]
-    fn bounded_draws_shuffles_and_choices() {
+    fn bounded_draws_and_shuffles() {
         let mut e = Entropy::new(1);
         let mut seen = [0u32; 5];
         for _ in 0..5_000 {
@@ -111,8 +100,5 @@ mod tests {
         sorted.sort_unstable();
         assert_eq!(sorted, (0..10).collect::<Vec<_>>());
         assert_ne!(items, sorted);
-        let mut few = [1, 2, 3];
-        assert_eq!(e.choose_front(&mut few, 5), 3);
-        assert_eq!(e.choose_front(&mut few, 2), 2);
     }
 }

@@ -21,6 +21,10 @@ use crate::time::Nanos;
 use super::entropy::Entropy;
 use super::suspicion::Suspicion;
 
+/// memberlist's `kRandomNodes` gives up after 3 x N draws ("with small n
+/// we want search to be exhaustive").
+const KRANDOM_TRIES_PER_MEMBER: usize = 3;
+
 /// A member: the host's node index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MemberId(pub u32);
@@ -39,16 +43,16 @@ pub enum MemberState {
     Dead,
 }
 
-/// One member as this agent sees it.
+/// One member as this agent sees it. Every member holds one of these per
+/// member of the cluster, so it is kept small (24 bytes): the running
+/// suspicions, which are few, live beside the list.
 #[derive(Clone, Debug)]
 pub(crate) struct Member {
     pub(crate) id: MemberId,
     pub(crate) incarnation: u32,
-    pub(crate) state: MemberState,
     /// When `state` last changed (local time).
     pub(crate) state_change: Nanos,
-    /// The running suspicion: some exactly while `state` is Suspect.
-    pub(crate) suspicion: Option<Suspicion>,
+    pub(crate) state: MemberState,
     /// Dropped from the probe order (dead for long).
     pub(crate) reaped: bool,
 }
@@ -59,11 +63,13 @@ pub(crate) struct Members {
     /// Sorted by id.
     list: Vec<Member>,
     me: usize,
-    /// Indices into `list` of the members not reaped, in probe order.
-    order: Vec<usize>,
+    /// Indices into `list` of the members not reaped, in probe order
+    /// (`u32`: the list of a host's members is indexed by a `u32` id).
+    order: Vec<u32>,
     probe_index: usize,
-    /// Indices of the members with a running suspicion.
-    suspects: Vec<usize>,
+    /// The running suspicions, by member index, in the order they
+    /// started: one exactly for each member whose state is Suspect.
+    suspects: Vec<(usize, Suspicion)>,
 }
 
 impl Members {
@@ -80,12 +86,12 @@ impl Members {
                 incarnation: 0,
                 state: MemberState::Alive,
                 state_change: now,
-                suspicion: None,
                 reaped: false,
             })
             .collect();
         let me = all.binary_search(&me).expect("me is in the list");
-        let mut order: Vec<usize> = (0..list.len()).collect();
+        debug_assert!(u32::try_from(list.len()).is_ok());
+        let mut order: Vec<u32> = (0..list.len() as u32).collect();
         rng.shuffle(&mut order);
         Members {
             list,
@@ -122,9 +128,31 @@ impl Members {
         self.order.len()
     }
 
-    /// The members not reaped, in probe order.
-    pub(crate) fn order(&self) -> &[usize] {
-        &self.order
+    /// Up to `k` distinct members, not reaped, for which `eligible` holds,
+    /// chosen at random into `out` (cleared first): memberlist's
+    /// `kRandomNodes` (`util.go`), which draws a member uniformly from the
+    /// list up to 3 x N times, skipping the ineligible and those already
+    /// chosen. Its cost is bounded by k draws when most members are
+    /// eligible, whatever N; it may return fewer than k when few are.
+    pub(crate) fn sample(
+        &self,
+        k: usize,
+        rng: &mut Entropy,
+        mut eligible: impl FnMut(usize, &Member) -> bool,
+        out: &mut Vec<usize>,
+    ) {
+        out.clear();
+        let n = self.order.len();
+        let tries = n.saturating_mul(KRANDOM_TRIES_PER_MEMBER);
+        for _ in 0..tries {
+            if out.len() >= k {
+                break;
+            }
+            let i = self.order[rng.below(n as u64) as usize] as usize;
+            if eligible(i, &self.list[i]) && !out.contains(&i) {
+                out.push(i);
+            }
+        }
     }
 
     /// The next member to probe, round robin over the order, reaping and
@@ -151,7 +179,7 @@ impl Members {
                 wrapped = true;
                 continue;
             }
-            let i = self.order[self.probe_index];
+            let i = self.order[self.probe_index] as usize;
             self.probe_index += 1;
             if i != self.me && self.list[i].state != MemberState::Dead {
                 return Some(i);
@@ -163,7 +191,7 @@ impl Members {
     fn reset(&mut self, now: Nanos, dead_time: Nanos, rng: &mut Entropy) {
         let list = &mut self.list;
         self.order.retain(|&i| {
-            let m = &mut list[i];
+            let m = &mut list[i as usize];
             let reap = m.state == MemberState::Dead && now - m.state_change > dead_time;
             m.reaped = reap;
             !reap
@@ -179,36 +207,44 @@ impl Members {
         self.list[i].reaped = false;
         let n = self.order.len();
         let offset = rng.below(n as u64) as usize;
-        self.order.push(i);
+        self.order.push(i as u32);
         self.order.swap(offset, n);
+    }
+
+    /// Member `i`'s running suspicion.
+    pub(crate) fn suspicion(&self, i: usize) -> Option<&Suspicion> {
+        self.suspects.iter().find(|(k, _)| *k == i).map(|(_, s)| s)
+    }
+
+    pub(crate) fn suspicion_mut(&mut self, i: usize) -> Option<&mut Suspicion> {
+        self.suspects
+            .iter_mut()
+            .find(|(k, _)| *k == i)
+            .map(|(_, s)| s)
     }
 
     /// Sets or clears member `i`'s suspicion.
     pub(crate) fn set_suspicion(&mut self, i: usize, suspicion: Option<Suspicion>) {
-        let had = self.list[i].suspicion.is_some();
-        match (had, suspicion.is_some()) {
-            (false, true) => self.suspects.push(i),
-            (true, false) => self.suspects.retain(|&k| k != i),
-            _ => {}
+        match (self.suspicion_mut(i), suspicion) {
+            (Some(running), Some(s)) => *running = s,
+            (None, Some(s)) => self.suspects.push((i, s)),
+            (Some(_), None) => self.suspects.retain(|(k, _)| *k != i),
+            (None, None) => {}
         }
-        self.list[i].suspicion = suspicion;
-        debug_assert_eq!(
-            self.suspects.len(),
-            self.list.iter().filter(|m| m.suspicion.is_some()).count()
-        );
     }
 
-    /// The members with a running suspicion.
-    pub(crate) fn suspects(&self) -> &[usize] {
-        &self.suspects
+    /// The first member (in the order their suspicions started) whose
+    /// suspicion runs out by `now`.
+    pub(crate) fn first_expired(&self, now: Nanos) -> Option<usize> {
+        self.suspects
+            .iter()
+            .find(|(_, s)| s.deadline() <= now)
+            .map(|&(i, _)| i)
     }
 
     /// The earliest suspicion deadline.
     pub(crate) fn next_suspicion_deadline(&self) -> Option<Nanos> {
-        self.suspects
-            .iter()
-            .filter_map(|&i| self.list[i].suspicion.as_ref().map(Suspicion::deadline))
-            .min()
+        self.suspects.iter().map(|(_, s)| s.deadline()).min()
     }
 }
 
@@ -264,6 +300,33 @@ mod tests {
         m.unreap(1, &mut rng);
         assert_eq!(m.num_nodes(), 4);
         assert!(!m.get(1).reaped);
+    }
+
+    #[test]
+    fn a_sample_is_distinct_eligible_members_up_to_k() {
+        let mut rng = Entropy::new(5);
+        let m = Members::new(MemberId(0), &ids(1_000), Nanos::ZERO, &mut rng);
+        let mut out = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            m.sample(3, &mut rng, |i, _| i % 2 == 1, &mut out);
+            assert_eq!(out.len(), 3);
+            let mut distinct = out.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), 3, "{out:?}");
+            assert!(out.iter().all(|i| i % 2 == 1), "{out:?}");
+            seen.extend(out.iter().copied());
+        }
+        // Spread over the eligible half, not stuck on a few.
+        assert!(seen.len() > 300, "{}", seen.len());
+        // Fewer eligible than k: all of them (3 x N tries find both here),
+        // and none when nobody is.
+        m.sample(3, &mut rng, |i, _| i == 10 || i == 20, &mut out);
+        out.sort_unstable();
+        assert_eq!(out, [10, 20]);
+        m.sample(3, &mut rng, |_, _| false, &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

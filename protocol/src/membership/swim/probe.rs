@@ -144,17 +144,17 @@ impl SwimAgent {
             return;
         };
         let me = self.members.me();
-        let mut candidates = std::mem::take(&mut self.scratch);
-        candidates.clear();
-        candidates.extend(self.members.order().iter().copied().filter(|&i| {
-            i != me && i != p.target && self.members.get(i).state == MemberState::Alive
-        }));
-        let k = self
-            .rng
-            .choose_front(&mut candidates, self.config.indirect_checks as usize);
+        let mut helpers = std::mem::take(&mut self.scratch);
+        self.members.sample(
+            self.config.indirect_checks as usize,
+            &mut self.rng,
+            |i, m| i != me && i != p.target && m.state == MemberState::Alive,
+            &mut helpers,
+        );
+        let k = helpers.len();
         let nack = self.config.local_health_multiplier;
         let target = self.members.get(p.target).id;
-        for &i in &candidates[..k] {
+        for &i in &helpers {
             let peer = self.members.get(i).id;
             let req = Message::PingReq {
                 seq: p.seq,
@@ -163,7 +163,7 @@ impl SwimAgent {
             };
             self.send(peer, req);
         }
-        self.scratch = candidates;
+        self.scratch = helpers;
         if let Some(p) = &mut self.probe {
             p.indirect = true;
             p.expected_nacks = if nack { k as u32 } else { 0 };

@@ -90,13 +90,9 @@ impl SwimAgent {
         if m.reaped || incarnation < m.incarnation {
             return;
         }
-        if m.suspicion.is_some() {
-            let confirmed = self
-                .members
-                .get_mut(i)
-                .suspicion
-                .as_mut()
-                .is_some_and(|s| s.confirm(from));
+        let state = m.state;
+        if let Some(running) = self.members.suspicion_mut(i) {
+            let confirmed = running.confirm(from);
             if confirmed {
                 self.queue.push(Message::Suspect {
                     incarnation,
@@ -106,7 +102,7 @@ impl SwimAgent {
             }
             return;
         }
-        if m.state != MemberState::Alive {
+        if state != MemberState::Alive {
             return;
         }
         if i == self.members.me() {
@@ -194,14 +190,7 @@ impl SwimAgent {
     /// Declares Dead every suspect whose timer ran out by `now`.
     pub(super) fn expire_suspicions(&mut self, now: Nanos) {
         loop {
-            let due = self.members.suspects().iter().copied().find(|&i| {
-                self.members
-                    .get(i)
-                    .suspicion
-                    .as_ref()
-                    .is_some_and(|s| s.deadline() <= now)
-            });
-            let Some(i) = due else {
+            let Some(i) = self.members.first_expired(now) else {
                 return;
             };
             let m = self.members.get(i);
