@@ -19,6 +19,7 @@ pub mod decay;
 pub mod detector;
 pub mod fixed;
 pub mod membership;
+pub mod placement;
 pub mod phi;
 pub mod probe;
 pub mod time;
