@@ -427,6 +427,7 @@ pub mod sim {
             random_faults: Vec::new(),
             clocks: Vec::new(),
             membership: None,
+            placement: None,
         }
     }
 

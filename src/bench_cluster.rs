@@ -55,6 +55,7 @@ pub fn cluster(silos: u32, duration: Nanos) -> Scenario {
             start_spread: START_SPREAD,
             ..Default::default()
         }),
+        placement: None,
     }
 }
 

@@ -4,13 +4,17 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
+use fdlab_protocol::Nanos;
 use fdlab_reports::charts::timeline::Timeline;
 use fdlab_reports::cluster::{
     cluster_terminal_table, cluster_verdict, write_cluster_replay, MembershipReport,
 };
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
+use fdlab_reports::placement::{
+    placement_metrics, placement_terminal_table, placement_verdict, PlacementReport,
+};
 use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
-use fdlab_reports::report::{write_report, About, CHARTS_DIR, INDEX_HTML};
+use fdlab_reports::report::{write_report_with, About, CHARTS_DIR, INDEX_HTML};
 use fdlab_reports::report_dir::{check_out, ReportKind, RUN_REPORT_FILES};
 use fdlab_reports::tables::terminal_table;
 use fdlab_reports::verdict::verdict;
@@ -149,6 +153,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     let pairs: Vec<ValidScenario> = pairs.into_iter().cloned().collect();
     let Simulated {
         results,
+        placements,
         runs,
         events,
         wall,
@@ -161,6 +166,25 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             say!("# {}", scenario.description.trim());
         }
         say!("{}", terminal_table(m));
+    }
+    // A placement scenario's costs, beside its detectors' own figures.
+    let placement: Vec<PlacementReport> = metrics
+        .iter()
+        .zip(&placements)
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(m, p)| {
+            let detect: Vec<(String, Option<Nanos>)> = m
+                .summary
+                .iter()
+                .map(|d| (d.detector.clone(), d.failed.map(|f| f.p50)))
+                .collect();
+            PlacementReport {
+                metrics: placement_metrics(&m.scenario, p, &detect),
+            }
+        })
+        .collect();
+    for p in &placement {
+        say!("{}", placement_terminal_table(&p.metrics));
     }
     let membership: Vec<MembershipReport> = clusters
         .iter()
@@ -187,6 +211,12 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             say!("    {line}");
         }
     }
+    for report in &placement {
+        say!("  {} (key placement):", report.metrics.scenario);
+        for line in placement_verdict(&report.metrics) {
+            say!("    {line}");
+        }
+    }
     if let (Some(v), Some(s)) = (verdicts.first(), pairs.first()) {
         let kind = v
             .best_name()
@@ -200,7 +230,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     say!();
     let about: Vec<About> = pairs.iter().map(|s| About::of(s)).collect();
     let report_started = Instant::now();
-    write_report(&args.out, &metrics, &about, &membership)
+    write_report_with(&args.out, &metrics, &about, &membership, &placement)
         .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let report_wall = report_started.elapsed().as_secs_f64();
     let (runs, events, wall) = (

@@ -12,6 +12,7 @@ use fdlab_reports::metrics::{
 };
 use fdlab_scenarios::seed_range::seed_range;
 use fdlab_sim::engine;
+use fdlab_sim::placement::{self, PlacementOutcome};
 use fdlab_sim::valid::ValidScenario;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -20,6 +21,9 @@ use rayon::prelude::*;
 pub struct Simulated {
     /// One per scenario, in the order given; runs in seed order.
     pub results: Vec<ScenarioResult>,
+    /// One per scenario, the same order: a placement scenario's costs per
+    /// run, in seed order (empty for the others).
+    pub placements: Vec<Vec<PlacementOutcome>>,
     pub runs: usize,
     pub events: u64,
     /// Wall time of the simulation, seconds.
@@ -83,18 +87,32 @@ pub fn simulate(
     }
     let bar = progress(jobs.len() as u64, "runs");
     let started = Instant::now();
+    // A placement scenario's servers, keys and hashes, resolved once.
+    let setups: Vec<Option<placement::Setup>> = scenarios
+        .iter()
+        .map(|s| {
+            s.placement
+                .as_ref()
+                .map(|p| placement::Setup::new(p, &s.topology.node_names()))
+                .transpose()
+                .map_err(|e| format!("{}: placement: {e}", s.name))
+        })
+        .collect::<Result<_, _>>()?;
     let outcomes = pool.install(|| {
         jobs.par_iter()
             .map(|&(i, seed)| {
                 let (outcome, _) = engine::run(&scenarios[i], seed, false);
+                let placed = setups[i]
+                    .as_ref()
+                    .map(|setup| placement::evaluate(setup, &outcome));
                 bar.inc(1);
-                outcome
+                (outcome, placed)
             })
             .collect::<Vec<_>>()
     });
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
-    let events = outcomes.iter().map(|o| o.events).sum();
+    let events = outcomes.iter().map(|(o, _)| o.events).sum();
     let mut results: Vec<ScenarioResult> = scenarios
         .iter()
         .map(|s| ScenarioResult {
@@ -102,11 +120,14 @@ pub fn simulate(
             runs: Vec::new(),
         })
         .collect();
-    for (&(i, _), outcome) in jobs.iter().zip(outcomes) {
+    let mut placements = vec![Vec::new(); scenarios.len()];
+    for (&(i, _), (outcome, placed)) in jobs.iter().zip(outcomes) {
         results[i].runs.push(outcome);
+        placements[i].extend(placed);
     }
     Ok(Simulated {
         results,
+        placements,
         runs: jobs.len(),
         events,
         wall,

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use crate::charts::{inline_svg, xml_escape, Palette};
 use crate::cluster::section::{html_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
+use crate::placement::section::PlacementSection;
 use crate::report::ScenarioReport;
 use crate::verdict::verdict;
 
@@ -51,6 +52,7 @@ p.warn { color: #b00; font-weight: 600; }
 pub fn render(
     scenarios: &[ScenarioReport<'_>],
     membership: &[ClusterSection<'_>],
+    placement: &[PlacementSection<'_>],
     palette: &Palette,
 ) -> String {
     let mut out = String::new();
@@ -96,9 +98,17 @@ pub fn render(
             xml_escape(&s.report.metrics.scenario)
         );
     }
+    for s in placement {
+        let _ = writeln!(
+            out,
+            "<a href=\"#{}\">{}: key placement</a>",
+            xml_escape(&s.anchor),
+            xml_escape(&s.report.metrics.scenario)
+        );
+    }
     out.push_str("</nav>\n");
     if !scenarios.is_empty() || !membership.is_empty() {
-        verdicts(&mut out, scenarios, membership);
+        verdicts(&mut out, scenarios, membership, placement);
     }
     for (i, s) in scenarios.iter().enumerate() {
         section(&mut out, s, palette, i == 0);
@@ -106,13 +116,21 @@ pub fn render(
     for (i, s) in membership.iter().enumerate() {
         html_section(&mut out, s, palette, i == 0);
     }
+    for (i, s) in placement.iter().enumerate() {
+        crate::placement::section::html_section(&mut out, s, palette, i == 0);
+    }
     out.push_str("</body>\n</html>\n");
     out
 }
 
 /// The verdict on every scenario ([`crate::verdict`]; a membership
 /// scenario's: [`crate::cluster::verdict`]), and what to run next.
-fn verdicts(out: &mut String, scenarios: &[ScenarioReport<'_>], membership: &[ClusterSection<'_>]) {
+fn verdicts(
+    out: &mut String,
+    scenarios: &[ScenarioReport<'_>],
+    membership: &[ClusterSection<'_>],
+    placement: &[PlacementSection<'_>],
+) {
     out.push_str("<section class=\"verdict\">\n<h2>Verdict</h2>\n<ul>\n");
     let mut first = None;
     for s in scenarios {
@@ -141,6 +159,19 @@ fn verdicts(out: &mut String, scenarios: &[ScenarioReport<'_>], membership: &[Cl
             xml_escape(&s.report.metrics.scenario)
         );
         let sentences: Vec<String> = crate::cluster::cluster_verdict(&s.report.metrics)
+            .iter()
+            .map(|l| code_spans(l))
+            .collect();
+        let _ = writeln!(out, "{}</li>", sentences.join("; "));
+    }
+    for s in placement {
+        let _ = write!(
+            out,
+            "<li><a href=\"#{}\">{}</a> (key placement): ",
+            xml_escape(&s.anchor),
+            xml_escape(&s.report.metrics.scenario)
+        );
+        let sentences: Vec<String> = crate::placement::placement_verdict(&s.report.metrics)
             .iter()
             .map(|l| code_spans(l))
             .collect();

@@ -39,6 +39,7 @@ pub mod html;
 pub mod markdown;
 pub mod metrics;
 pub mod pid;
+pub mod placement;
 pub mod query_csv;
 pub mod replay;
 pub mod report;

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use crate::cluster::section::{markdown_key, markdown_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
+use crate::placement::section::PlacementSection;
 use crate::report::ScenarioReport;
 
 /// A table cell: pipes escaped, no line breaks.
@@ -18,7 +19,11 @@ fn cell(text: &str) -> String {
 /// The whole document: the detector scenarios, then the membership
 /// scenarios ([`crate::cluster::section`]), then the keys of the tables
 /// shown.
-pub fn render(scenarios: &[ScenarioReport<'_>], membership: &[ClusterSection<'_>]) -> String {
+pub fn render(
+    scenarios: &[ScenarioReport<'_>],
+    membership: &[ClusterSection<'_>],
+    placement: &[PlacementSection<'_>],
+) -> String {
     let mut out = String::new();
     let runs: usize = scenarios
         .iter()
@@ -94,6 +99,9 @@ pub fn render(scenarios: &[ScenarioReport<'_>], membership: &[ClusterSection<'_>
     for s in membership {
         markdown_section(&mut out, s);
     }
+    for s in placement {
+        crate::placement::section::markdown_section(&mut out, s);
+    }
     if !scenarios.is_empty() {
         out.push_str("## How to read the tables\n\n");
         for (term, meaning) in KEY {
@@ -105,6 +113,10 @@ pub fn render(scenarios: &[ScenarioReport<'_>], membership: &[ClusterSection<'_>
             out.push('\n');
         }
         markdown_key(&mut out);
+    }
+    if !placement.is_empty() {
+        out.push('\n');
+        crate::placement::section::markdown_key(&mut out);
     }
     out
 }

@@ -40,6 +40,9 @@ use crate::cluster::chart::cluster_chart_svg;
 use crate::cluster::section::ClusterSection;
 use crate::cluster::{write_membership_tables, ClusterMetrics, MembershipReport};
 use crate::metrics::ScenarioMetrics;
+use crate::placement::chart::placement_chart_svg;
+use crate::placement::section::PlacementSection;
+use crate::placement::{write_placement_table, PlacementMetrics, PlacementReport};
 use crate::report_dir::{publish, ReportKind};
 use crate::tables::write_tables;
 use crate::{html, markdown};
@@ -185,8 +188,19 @@ pub fn write_report(
     about: &[About],
     membership: &[MembershipReport],
 ) -> io::Result<()> {
+    write_report_with(dir, metrics, about, membership, &[])
+}
+
+/// [`write_report`] with the placement scenarios' sections too.
+pub fn write_report_with(
+    dir: &Path,
+    metrics: &[ScenarioMetrics],
+    about: &[About],
+    membership: &[MembershipReport],
+    placement: &[PlacementReport],
+) -> io::Result<()> {
     publish(dir, ReportKind::Run, |d| {
-        write_report_files(d, metrics, about, membership)
+        write_all_files(d, metrics, about, membership, placement)
     })
 }
 
@@ -198,6 +212,16 @@ pub fn write_report_files(
     metrics: &[ScenarioMetrics],
     about: &[About],
     membership: &[MembershipReport],
+) -> io::Result<()> {
+    write_all_files(dir, metrics, about, membership, &[])
+}
+
+fn write_all_files(
+    dir: &Path,
+    metrics: &[ScenarioMetrics],
+    about: &[About],
+    membership: &[MembershipReport],
+    placement: &[PlacementReport],
 ) -> io::Result<()> {
     const NONE: &[(String, String)] = &[];
     let mut palette = palette_of(metrics);
@@ -233,8 +257,28 @@ pub fn write_report_files(
             anchor: stem,
         });
     }
+    for r in placement {
+        for s in &r.metrics.summary {
+            palette.add(&s.distribution);
+        }
+    }
+    let mut placed = Vec::with_capacity(placement.len());
+    for r in placement {
+        let stem = format!("{}-placement", file_stem(&r.metrics.scenario, &stems));
+        stems.push(stem.clone());
+        placed.push(PlacementSection {
+            report: r,
+            chart: placement_chart_svg(&r.metrics, &palette)?,
+            chart_file: format!("{CHARTS_DIR}/{stem}.svg"),
+            anchor: stem,
+        });
+    }
     ensure_dir(dir)?;
     write_tables(dir, metrics)?;
+    if !placement.is_empty() {
+        let m: Vec<PlacementMetrics> = placement.iter().map(|r| r.metrics.clone()).collect();
+        write_placement_table(dir, &m)?;
+    }
     if !membership.is_empty() {
         let cluster_metrics: Vec<ClusterMetrics> =
             membership.iter().map(|r| r.metrics.clone()).collect();
@@ -243,6 +287,11 @@ pub fn write_report_files(
     let drawn_clusters: Vec<(&str, &str)> = clusters
         .iter()
         .filter_map(|c| Some((c.chart.svg()?, c.chart_file.as_str())))
+        .chain(
+            placed
+                .iter()
+                .filter_map(|c| Some((c.chart.svg()?, c.chart_file.as_str()))),
+        )
         .collect();
     if reports.iter().any(|r| !r.drawn().is_empty()) || !drawn_clusters.is_empty() {
         ensure_dir(&dir.join(CHARTS_DIR))?;
@@ -257,11 +306,11 @@ pub fn write_report_files(
     }
     write_file(
         &dir.join(REPORT_MD),
-        markdown::render(&reports, &clusters).as_bytes(),
+        markdown::render(&reports, &clusters, &placed).as_bytes(),
     )?;
     write_file(
         &dir.join(INDEX_HTML),
-        html::render(&reports, &clusters, &palette).as_bytes(),
+        html::render(&reports, &clusters, &placed, &palette).as_bytes(),
     )
 }
 

@@ -104,6 +104,30 @@ const BUILTIN: &[(&str, &str)] = &[
         "lifeguard-starved-16",
         include_str!("../builtin/lifeguard-starved-16.toml"),
     ),
+    (
+        "placement-crash",
+        include_str!("../builtin/placement-crash.toml"),
+    ),
+    (
+        "placement-gc-pause",
+        include_str!("../builtin/placement-gc-pause.toml"),
+    ),
+    (
+        "placement-flapping",
+        include_str!("../builtin/placement-flapping.toml"),
+    ),
+    (
+        "placement-one-way-partition",
+        include_str!("../builtin/placement-one-way-partition.toml"),
+    ),
+    (
+        "placement-loss-bursts",
+        include_str!("../builtin/placement-loss-bursts.toml"),
+    ),
+    (
+        "placement-orders",
+        include_str!("../builtin/placement-orders.toml"),
+    ),
 ];
 
 /// `(name, TOML text)` of every built-in scenario, in a stable order (the

@@ -101,7 +101,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         return membership_estimate(scenario, m);
     }
     let duration = scenario.duration.as_nanos_f64();
-    let pairs = scenario.topology.monitored_pairs() as f64;
+    let pairs = scenario.monitored_pairs() as f64;
     let mut sources = Vec::new();
     // Heartbeat streams: one per pair and distinct interval.
     let mut intervals: Vec<Nanos> = Vec::new();
@@ -138,14 +138,55 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     if let Topology::Dataflow { layers } = &scenario.topology {
         sources.extend(dataflow_sources(scenario, layers, duration));
     }
+    let mut bytes = bytes(scenario, intervals.len());
+    if let Some(p) = &scenario.placement {
+        let (source, held) = placement_cost(scenario, p);
+        sources.push(source);
+        bytes = bytes.saturating_add(held);
+    }
     sources.sort_by(|a, b| b.events.total_cmp(&a.events));
     let events = sources.iter().map(|s| s.events).sum();
     Estimate {
         events,
-        bytes: bytes(scenario, intervals.len()),
+        bytes,
         sources,
     }
 }
+
+/// A placement run's requests, counted as events at
+/// [`EVENTS_PER_PLACED_REQUEST`] per request and distribution, and the bytes
+/// of its ledgers: per detector (each its own ledger, all at once at
+/// worst) and distribution, an owner byte per client and key and a count
+/// per key and server; plus the keys and their hashes.
+fn placement_cost(scenario: &Scenario, p: &crate::scenario::PlacementSetup) -> (Source, u64) {
+    let clients = scenario.monitored_pairs() / u64::from(p.servers.max(1));
+    let kinds = p.kinds().len() as u64;
+    let detectors = scenario.detectors.len() as u64;
+    let requests = p.requests_per_second * clients as f64 * scenario.duration.as_secs_f64();
+    let source = Source {
+        key: "placement.requests_per_second".into(),
+        what: format!(
+            "{clients} clients requesting {}/s, placed by {kinds} distributions for each of {detectors} detectors",
+            p.requests_per_second
+        ),
+        events: requests * (kinds * detectors) as f64 * EVENTS_PER_PLACED_REQUEST,
+    };
+    let keys = u64::from(p.keys);
+    let per_ledger = keys.saturating_mul(clients + 2 * (u64::from(p.servers) + 1) + 1);
+    let held = per_ledger
+        .saturating_mul(kinds * detectors)
+        .saturating_add(keys.saturating_mul(KEY_BYTES + HASH_BYTES * kinds));
+    (source, held)
+}
+
+/// A placed request's cost in simulated events (drawing it, and looking up
+/// its owner under each distribution, is cheaper than an event): measured
+/// on `fdlab bench --only placement`.
+pub const EVENTS_PER_PLACED_REQUEST: f64 = 0.2;
+/// Bytes of one key's name (`ns0.item.123456` and its string header).
+const KEY_BYTES: u64 = 40;
+/// Bytes of one key's hash under one distribution.
+const HASH_BYTES: u64 = 8;
 
 /// Membership events per probe: the ping's and the pong's arrivals and the
 /// agent's timer. Measured: 1,000 silos for an hour, 23.2 M events for
@@ -301,7 +342,7 @@ fn dataflow_sources(scenario: &Scenario, layers: &[u32], duration: f64) -> Vec<S
 /// pending events (one or two per heartbeat stream and pair, a window of
 /// frames per link) and the links' buffers.
 fn bytes(scenario: &Scenario, intervals: usize) -> u64 {
-    let pairs = scenario.topology.monitored_pairs();
+    let pairs = scenario.monitored_pairs();
     let per_pair: u64 = scenario
         .detectors
         .iter()

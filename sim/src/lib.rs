@@ -18,6 +18,7 @@ pub mod faults;
 pub mod heartbeat_eval;
 pub mod membership;
 pub mod outcome;
+pub mod placement;
 pub mod plan;
 pub mod queue;
 pub mod rng;

@@ -43,7 +43,8 @@ impl<'s> RunPlan<'s> {
     /// The plan of the run of `scenario` with `seed`.
     pub fn build(scenario: &'s ValidScenario, seed: u64) -> RunPlan<'s> {
         let streams = Streams::new(seed);
-        let layout = Layout::build(&scenario.topology, &streams);
+        let mut layout = Layout::build(&scenario.topology, &streams);
+        layout.pairs.retain(|&(m, t)| scenario.monitors(m, t));
         let schedule = Schedule::resolve(scenario, &layout.nodes, &streams);
         let mut clocks = vec![Clock::default(); layout.nodes.len()];
         for c in &scenario.clocks {

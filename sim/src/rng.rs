@@ -54,6 +54,8 @@ enum Purpose {
     MembershipEntropy = 15,
     /// Processing times of a starved node's events (membership runs).
     MembershipProcessing = 16,
+    /// The requests of a placement run's clients (SPEC §9).
+    PlacementRequests = 17,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).
@@ -100,6 +102,12 @@ impl Streams {
         let mut rng = ChaCha8Rng::from_seed(self.key);
         rng.set_stream(id);
         rng
+    }
+
+    /// The requests of every client of a placement run: one stream, so
+    /// every detector and distribution of the run sees the same ones.
+    pub(crate) fn placement_requests(&self) -> ChaCha8Rng {
+        self.stream(Purpose::PlacementRequests, &[])
     }
 
     /// The hash rings that choose who monitors whom.

@@ -147,6 +147,7 @@ mod tests {
             random_faults: Vec::new(),
             clocks: Vec::new(),
             membership: None,
+            placement: None,
         }
     }
 

@@ -251,6 +251,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                         Vec::new()
                     },
                     membership: None,
+                    placement: None,
                     topology,
                 }
             },
@@ -335,6 +336,7 @@ fn a_split_mesh_run_equals_the_single_pass() {
             offset: SignedNanos(3_000_000),
         }],
         membership: None,
+        placement: None,
     };
     s.validate().unwrap();
     assert!(part_count(&valid(&s), 3) > 2, "the test must split the run");

@@ -191,6 +191,7 @@ fn pipeline(heartbeat_channel: Channel, faults: Vec<Fault>) -> Scenario {
         random_faults: Vec::new(),
         clocks: Vec::new(),
         membership: None,
+        placement: None,
     };
     scenario.validate().unwrap();
     scenario
@@ -351,6 +352,7 @@ fn a_data_stream_detector_on_a_mesh_is_refused() {
         random_faults: Vec::new(),
         clocks: Vec::new(),
         membership: None,
+        placement: None,
     };
     let err = s.validate().unwrap_err().to_string();
     assert!(

@@ -55,6 +55,7 @@ pub fn scenario(spec: &Spec) -> ValidScenario {
         random_faults: Vec::new(),
         clocks: Vec::new(),
         membership: None,
+        placement: None,
     };
     match ValidScenario::new(scenario) {
         Ok(valid) => valid,

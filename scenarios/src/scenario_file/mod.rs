@@ -62,8 +62,8 @@ use std::path::Path;
 
 use fdlab_protocol::Nanos;
 use fdlab_sim::scenario::{
-    ClockSetup, DetectorSetup, Dist, Fault, MembershipSetup, Network, RandomFaults, Scenario,
-    Topology, Workload,
+    ClockSetup, DetectorSetup, Dist, Fault, MembershipSetup, Network, PlacementSetup, RandomFaults,
+    Scenario, Topology, Workload,
 };
 use fdlab_sim::valid::ValidScenario;
 use serde::de::DeserializeOwned;
@@ -81,7 +81,7 @@ pub const DEFAULT_SEEDS: u32 = 50;
 
 /// The keys a scenario file may have at its top level, in the order the
 /// documentation lists them.
-pub const TOP_LEVEL_KEYS: [&str; 12] = [
+pub const TOP_LEVEL_KEYS: [&str; 13] = [
     "name",
     "description",
     "duration",
@@ -94,6 +94,7 @@ pub const TOP_LEVEL_KEYS: [&str; 12] = [
     "random_faults",
     "clocks",
     "membership",
+    "placement",
 ];
 
 /// The first problem found in a scenario file (or in a CSV file it names).
@@ -172,6 +173,7 @@ pub fn parse_scenario(
     let mut random_faults = Vec::new();
     let mut clocks = Vec::new();
     let mut membership = None;
+    let mut placement = None;
 
     // In file order, so that the first error reported is the first in the file.
     let mut keys: Vec<(&String, &Value)> = root.iter().collect();
@@ -206,6 +208,7 @@ pub fn parse_scenario(
             "random_faults" => random_faults = doc.typed_tables::<RandomFaults>(value, path)?,
             "clocks" => clocks = doc.typed_tables::<ClockSetup>(value, path)?,
             "membership" => membership = Some(doc.typed::<MembershipSetup>(value, path)?),
+            "placement" => placement = Some(doc.typed::<PlacementSetup>(value, path)?),
             _ => return Err(doc.error(path, unknown_top_level_key(path))),
         }
     }
@@ -244,6 +247,7 @@ pub fn parse_scenario(
         random_faults,
         clocks,
         membership,
+        placement,
     };
     load_empirical(&doc, &mut scenario, base_dir)?;
     ValidScenario::new(scenario).map_err(|e| doc.error(&e.path, e.problem))

@@ -6,6 +6,8 @@
 //! names, ranges) once.
 
 mod membership_checks;
+mod placement_checks;
+mod placement_setup;
 mod validate;
 
 use std::fmt;
@@ -15,6 +17,9 @@ use fdlab_protocol::membership::OrleansConfig;
 use fdlab_protocol::{DetectorConfig, Nanos};
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use placement_setup::{
+    ClientOrder, PlacementSetup, DEFAULT_KEYS, MAX_KEYS, MAX_SERVERS, SERVER_PORT,
+};
 pub use validate::{
     ScenarioError, MAX_DETECTOR_INSTANCES, MAX_DETECTOR_STATE_BYTES, MAX_NODES, MAX_RANDOM_FAULTS,
     MAX_SILOS, SILO_BYTES_PER_SILO,
@@ -39,6 +44,9 @@ pub struct Scenario {
     /// A membership scenario: every node runs a membership agent, and the
     /// detectors are the agents' per-peer judges (SPEC §8).
     pub membership: Option<MembershipSetup>,
+    /// A placement scenario: the first nodes are memcached servers, the
+    /// others clients that place keys on them (SPEC §9).
+    pub placement: Option<PlacementSetup>,
 }
 
 /// The `[membership]` table: which protocol the nodes run, which judges
@@ -97,6 +105,31 @@ fn default_start_spread() -> Nanos {
 }
 
 impl Scenario {
+    /// Whether this is a placement scenario (it has a `[placement]` table).
+    pub fn is_placement(&self) -> bool {
+        self.placement.is_some()
+    }
+
+    /// Whether node `monitor` watches node `target`: in a placement
+    /// scenario, only clients watch, and only servers.
+    pub fn monitors(&self, monitor: u32, target: u32) -> bool {
+        match &self.placement {
+            Some(p) => monitor >= p.servers && target < p.servers,
+            None => true,
+        }
+    }
+
+    /// How many (monitor, target) pairs a run monitors: in a placement
+    /// scenario, clients × servers.
+    pub fn monitored_pairs(&self) -> u64 {
+        match (&self.placement, &self.topology) {
+            (Some(p), Topology::Mesh { nodes, .. }) => {
+                u64::from(p.servers) * u64::from(nodes.saturating_sub(p.servers))
+            }
+            _ => self.topology.monitored_pairs(),
+        }
+    }
+
     /// Whether this is a membership scenario (it has a `[membership]` table).
     pub fn is_membership(&self) -> bool {
         self.membership.is_some()
@@ -660,6 +693,7 @@ mod tests {
             random_faults: Vec::new(),
             clocks: Vec::new(),
             membership: None,
+            placement: None,
         }
     }
 

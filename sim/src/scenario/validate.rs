@@ -223,6 +223,9 @@ impl Scenario {
         if let Some(m) = &self.membership {
             self.validate_membership(m)?;
         }
+        if let Some(p) = &self.placement {
+            self.validate_placement(p)?;
+        }
 
         // A membership scenario may have none: its `classic` judge is Orleans'
         // own missed-probe count.
@@ -387,7 +390,7 @@ impl Scenario {
             .iter()
             .map(|d| d.config.memory_estimate())
             .sum();
-        let state = self.topology.monitored_pairs().saturating_mul(per_pair);
+        let state = self.monitored_pairs().saturating_mul(per_pair);
         check(
             state <= MAX_DETECTOR_STATE_BYTES,
             || "topology".into(),

@@ -43,6 +43,7 @@ pub fn mesh(nodes: u32, detectors: Vec<DetectorSetup>, faults: Vec<Fault>) -> Sc
         random_faults: Vec::new(),
         clocks: Vec::new(),
         membership: None,
+        placement: None,
     };
     scenario.validate().unwrap();
     scenario

@@ -1,0 +1,183 @@
+//! Per placement scenario: detection time against the cache a detector's
+//! false declarations cost. One point per detector × distribution at (the
+//! detector's median time to Failed on a client–server pair, keys moved by
+//! false declarations per healthy server-hour), coloured by distribution;
+//! a detector's points share its x. Down and to the left is better.
+
+use std::io;
+
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+use super::metrics::{PlacementMetrics, PlacementSummary};
+use crate::charts::tradeoff::{fmt_rate, rate_tick, rate_top};
+use crate::charts::{
+    chart_error, draw_legend, draw_note, finish_svg, legend_height, log_coord, Chart, Marker,
+    Palette, TimeAxis, AXIS_NAME_SIZE, FONT, RIGHT_ROOM, SCENARIO_CHART_SIZE, TICK_SIZE,
+    TITLE_SIZE,
+};
+
+/// The chart's kind, as tagged in the SVG (`data-chart="placement"`).
+pub const PLACEMENT: &str = "placement";
+const RATE_NAME: &str = "keys lost per healthy server-hour";
+const POINT_RADIUS: i32 = 6;
+/// Room below zero, as a share of the axis.
+const BELOW_ZERO: f64 = 0.04;
+/// Points of one detector are spread this share of the x axis apart, so
+/// that distributions with the same cost stay visible.
+const SPREAD: f64 = 0.008;
+
+/// What stands in for the chart when no detector declared anything.
+pub const NO_DETECTION: &str =
+    "No detector declared a server Failed in any run: no detection time to chart.";
+
+fn lost(s: &PlacementSummary) -> f64 {
+    s.keys_lost_per_healthy_server_hour().unwrap_or(0.0)
+}
+
+/// The chart of one placement scenario, or the line that stands in for it.
+pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Result<Chart> {
+    let points: Vec<(&PlacementSummary, f64)> = m
+        .summary
+        .iter()
+        .filter_map(|s| Some((s, s.detect_p50?.as_secs_f64())))
+        .collect();
+    if points.is_empty() {
+        return Ok(Chart::Nothing(NO_DETECTION.to_string()));
+    }
+    let mut distributions: Vec<&str> = Vec::new();
+    for s in &m.summary {
+        if !distributions.contains(&s.distribution.as_str()) {
+            distributions.push(&s.distribution);
+        }
+    }
+    let legend: Vec<(String, RGBColor, Marker)> = distributions
+        .iter()
+        .map(|d| (d.to_string(), palette.colour(d), Marker::Dot))
+        .collect();
+    let title = format!(
+        "{}: cache lost to false declarations against detection time",
+        m.scenario
+    );
+    let mut svg = String::new();
+    {
+        let (w, h) = SCENARIO_CHART_SIZE;
+        let root = SVGBackend::with_string(&mut svg, (w, h + legend_height(legend.len())))
+            .into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let (plot, legend_area) = root.split_vertically(h);
+        draw_legend(&legend_area, &legend)?;
+        let axis = TimeAxis::covering(points.iter().map(|p| p.1));
+        if axis.log {
+            scatter(
+                &plot,
+                log_coord(&axis),
+                &title,
+                &axis,
+                &points,
+                &distributions,
+                palette,
+            )?;
+        } else {
+            let x: RangedCoordf64 = (axis.low..axis.high).into();
+            scatter(&plot, x, &title, &axis, &points, &distributions, palette)?;
+        }
+        root.present().map_err(chart_error)?;
+    }
+    Ok(Chart::Svg(finish_svg(svg, PLACEMENT, &m.scenario, &title)))
+}
+
+fn scatter<X>(
+    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    x: X,
+    title: &str,
+    axis: &TimeAxis,
+    points: &[(&PlacementSummary, f64)],
+    distributions: &[&str],
+    palette: &Palette,
+) -> io::Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let top = rate_top(points.iter().map(|p| lost(p.0)));
+    let all_zero = points.iter().all(|p| lost(p.0) == 0.0);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, TITLE_SIZE))
+        .margin(12)
+        .margin_right(RIGHT_ROOM)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d::<X, RangedCoordf64>(x, (-top * BELOW_ZERO..top).into())
+        .map_err(chart_error)?;
+    let x_label = |v: &f64| axis.label(*v);
+    let y_label = |v: &f64| rate_tick(*v);
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(axis.name("detector's median time to Failed"))
+            .y_desc(RATE_NAME)
+            .axis_desc_style((FONT, AXIS_NAME_SIZE))
+            .label_style((FONT, TICK_SIZE))
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(RGBColor(225, 225, 225));
+        if all_zero {
+            mesh.y_labels(1);
+        }
+        mesh.draw().map_err(chart_error)?;
+    }
+    if all_zero {
+        draw_note(
+            &chart.plotting_area().strip_coord_spec(),
+            "no false declaration in any run: every point is at 0",
+        )?;
+    }
+    let middle = (distributions.len() as f64 - 1.0) / 2.0;
+    for (s, x) in points {
+        let colour = palette.colour(&s.distribution);
+        let rank = distributions
+            .iter()
+            .position(|d| *d == s.distribution)
+            .unwrap_or(0) as f64;
+        let x = spread(axis, axis.clamp(*x), (rank - middle) * SPREAD);
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                (x, lost(s)),
+                POINT_RADIUS,
+                colour.filled(),
+            )))
+            .map_err(chart_error)?;
+    }
+    // Each detector named once, above its highest point.
+    let mut named: Vec<&str> = Vec::new();
+    for (s, x) in points {
+        if named.contains(&s.detector.as_str()) {
+            continue;
+        }
+        named.push(&s.detector);
+        let high = points
+            .iter()
+            .filter(|p| p.0.detector == s.detector)
+            .map(|p| lost(p.0))
+            .fold(0.0, f64::max);
+        let label = format!("{} ({}/server-h)", s.detector, fmt_rate(high));
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label,
+                (axis.clamp(*x), high + top * 0.05),
+                (FONT, TICK_SIZE).into_font().color(&BLACK),
+            )))
+            .map_err(chart_error)?;
+    }
+    Ok(())
+}
+
+/// `x` moved by `share` of the axis (in its own scale).
+fn spread(axis: &TimeAxis, x: f64, share: f64) -> f64 {
+    if axis.log {
+        x * (axis.high / axis.low).powf(share)
+    } else {
+        x + (axis.high - axis.low) * share
+    }
+}

@@ -1,0 +1,237 @@
+//! The placement ledger of one detector: every client's dead marks and key
+//! owners under each distribution, driven through the run's changes and
+//! requests in time order, counting what SPEC §9 asks.
+//!
+//! Keys are recomputed for a client when its live set changes (the
+//! distribution's `owner` on precomputed hashes); a per-key count of
+//! clients by owner tells at once whether the clients disagree on it.
+
+use fdlab_protocol::placement::DeadMarks;
+use fdlab_protocol::Nanos;
+
+use super::changes::{crashed, Change};
+use super::outcome::PlacementCell;
+use super::setup::Setup;
+use super::workload::Requests;
+use crate::outcome::RunOutcome;
+
+/// An owner: a server index, or [`NO_SERVER`].
+type Owner = u8;
+/// The request fails: no server.
+const NO_SERVER: Owner = Owner::MAX;
+
+/// One distribution's state over every client.
+struct Book {
+    /// By client.
+    marks: Vec<DeadMarks>,
+    /// By client, the live set its owners were computed for.
+    applied: Vec<Vec<bool>>,
+    /// By client then key.
+    owners: Vec<Vec<Owner>>,
+    /// The reference placement's owner of each key (crashed servers only
+    /// removed, list order).
+    reference: Vec<Owner>,
+    /// By key then owner slot (servers, then no server): clients placing
+    /// it there.
+    counts: Vec<u16>,
+    /// By key: distinct owners among the clients.
+    distinct: Vec<u8>,
+    /// Keys with more than one distinct owner.
+    disagreeing: u64,
+    /// By client then server: whether the running mark began as a true
+    /// declaration.
+    origin: Vec<Vec<Option<bool>>>,
+    cell: PlacementCell,
+}
+
+/// Runs detector `detector`'s ledger over the whole run.
+pub(super) fn run(
+    setup: &Setup,
+    outcome: &RunOutcome,
+    detector: usize,
+    changes: &[(Nanos, Change)],
+    mut requests: Requests<'_>,
+) -> Vec<PlacementCell> {
+    let (servers, clients) = (setup.servers.len(), setup.clients as usize);
+    let mut down = vec![vec![false; servers]; clients];
+    let mut books: Vec<Book> = (0..setup.kinds.len())
+        .map(|j| setup.new_book_parts(j))
+        .map(|(marks, owners, reference)| {
+            let keys = reference.len();
+            let slots = servers + 1;
+            let mut b = Book {
+                applied: vec![vec![true; servers]; clients],
+                marks,
+                owners,
+                reference,
+                counts: vec![0; keys * slots],
+                distinct: vec![0; keys],
+                disagreeing: 0,
+                origin: vec![vec![None; servers]; clients],
+                cell: PlacementCell::default(),
+            };
+            for c in 0..clients {
+                for k in 0..keys {
+                    let o = b.owners[c][k];
+                    b.count(k, slots, o, 1);
+                }
+            }
+            b
+        })
+        .collect();
+    for (j, b) in books.iter_mut().enumerate() {
+        b.cell.detector = outcome.detectors[detector].clone();
+        b.cell.distribution = Some(setup.kinds[j]);
+    }
+    let end = outcome.duration;
+    let mut now = Nanos::ZERO;
+    let mut next = 0;
+    loop {
+        let mark_due = books
+            .iter()
+            .flat_map(|b| b.marks.iter().filter_map(DeadMarks::poll_timeout))
+            .filter(|&t| t > now)
+            .min();
+        let change_due = changes.get(next).map(|c| c.0);
+        let due = [mark_due, change_due, Some(end)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(end);
+        // Requests strictly before the next change see the owners as they are.
+        while requests.peek() < due {
+            let r = requests.pop();
+            for b in &mut books {
+                b.request(r.client as usize, r.key as usize, &down[r.client as usize]);
+            }
+        }
+        for b in &mut books {
+            b.cell.disagreement += u128::from(b.disagreeing) * u128::from((due - now).as_nanos());
+        }
+        now = due;
+        if now >= end {
+            break;
+        }
+        while let Some(&(at, change)) = changes.get(next) {
+            if at > now {
+                break;
+            }
+            next += 1;
+            match change {
+                Change::Down {
+                    client,
+                    server,
+                    down: d,
+                } => down[client as usize][server as usize] = d,
+                Change::Crashes => {
+                    let live: Vec<bool> = (0..servers as u32)
+                        .map(|s| !crashed(outcome, s, now))
+                        .collect();
+                    for (j, b) in books.iter_mut().enumerate() {
+                        b.reference = setup.reference_owners(j, &live);
+                    }
+                }
+                Change::Verdict {
+                    client,
+                    server,
+                    failed,
+                } => {
+                    for b in &mut books {
+                        b.marks[client as usize].handle_verdict(now, server as usize, failed);
+                    }
+                }
+            }
+        }
+        for (j, b) in books.iter_mut().enumerate() {
+            for c in 0..clients {
+                b.marks[c].handle_timeout(now);
+                if b.marks[c].live() != b.applied[c].as_slice() {
+                    b.apply(setup, j, c, &down[c]);
+                }
+            }
+        }
+    }
+    books.into_iter().map(|b| b.cell).collect()
+}
+
+impl Book {
+    fn count(&mut self, key: usize, slots: usize, owner: Owner, delta: i32) {
+        let slot = if owner == NO_SERVER {
+            slots - 1
+        } else {
+            owner as usize
+        };
+        let n = &mut self.counts[key * slots + slot];
+        let before = *n;
+        *n = (i32::from(*n) + delta) as u16;
+        let was = self.distinct[key];
+        match (before, *n) {
+            (0, _) => self.distinct[key] += 1,
+            (_, 0) => self.distinct[key] -= 1,
+            _ => {}
+        }
+        let is = self.distinct[key];
+        if was <= 1 && is > 1 {
+            self.disagreeing += 1;
+        } else if was > 1 && is <= 1 {
+            self.disagreeing -= 1;
+        }
+    }
+
+    fn request(&mut self, client: usize, key: usize, down: &[bool]) {
+        self.cell.requests += 1;
+        let owner = self.owners[client][key];
+        if owner == NO_SERVER || down[owner as usize] {
+            self.cell.failed += 1;
+        } else if owner != self.reference[key] {
+            self.cell.misses += 1;
+        }
+    }
+
+    /// Client `c`'s live set changed: declarations and lifts, then its owners.
+    fn apply(&mut self, setup: &Setup, j: usize, c: usize, down: &[bool]) {
+        let live = self.marks[c].live().to_vec();
+        // The first server whose mark changed takes the keys moved (two
+        // marks changing at one instant are rare; the first is named).
+        let mut blame: Option<(bool, bool)> = None; // (declaration, true)
+        for s in 0..live.len() {
+            match (self.applied[c][s], live[s]) {
+                (true, false) => {
+                    let truly = down[s];
+                    if truly {
+                        self.cell.true_declarations += 1;
+                    } else {
+                        self.cell.false_declarations += 1;
+                    }
+                    self.origin[c][s] = Some(truly);
+                    blame.get_or_insert((true, truly));
+                }
+                (false, true) => {
+                    let truly = self.origin[c][s].take().unwrap_or(false);
+                    blame.get_or_insert((false, truly));
+                }
+                _ => {}
+            }
+        }
+        let slots = live.len() + 1;
+        let fresh = setup.client_owners(j, c, &live);
+        let mut moved = 0u64;
+        for (k, &o) in fresh.iter().enumerate() {
+            let old = self.owners[c][k];
+            if o != old {
+                moved += 1;
+                self.count(k, slots, old, -1);
+                self.count(k, slots, o, 1);
+            }
+        }
+        self.owners[c] = fresh;
+        self.applied[c] = live;
+        match blame {
+            Some((true, true)) => self.cell.moved_true += moved,
+            Some((true, false)) => self.cell.moved_false += moved,
+            Some((false, true)) => self.cell.moved_back_true += moved,
+            Some((false, false)) => self.cell.moved_back_false += moved,
+            None => {}
+        }
+    }
+}

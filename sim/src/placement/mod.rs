@@ -1,0 +1,62 @@
+//! Key placement (SPEC §9): memcached clients that place keys on servers
+//! and mark servers dead on their own detectors' verdicts, and what each
+//! declaration costs: keys moved, requests missed or failed, key-seconds
+//! of clients disagreeing on an owner.
+//!
+//! A placement run is first a detector run (`crate::engine`) of the mesh
+//! whose clients monitor every server; then, for each detector, a ledger
+//! ([`ledger`]) replays its verdicts through each distribution against
+//! one request stream ([`workload`]), the same for every detector and
+//! distribution of the seed.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `setup.rs` | the scenario resolved: server lists, placements, key hashes |
+//! | `workload.rs` | Zipf keys, the clients' Poisson requests |
+//! | `changes.rs` | verdicts and ground truth read off the detector run |
+//! | `ledger.rs` | marks, owners and counts of one detector over time |
+//! | `outcome.rs` | what a run produced |
+
+pub mod changes;
+mod ledger;
+pub mod outcome;
+pub mod setup;
+pub mod workload;
+
+use rayon::prelude::*;
+
+use crate::outcome::RunOutcome;
+use crate::rng::Streams;
+
+pub use outcome::{PlacementCell, PlacementOutcome};
+pub use setup::Setup;
+
+/// The placement costs of a detector run `outcome` of a placement scenario
+/// resolved as `setup`: one cell per detector × distribution.
+pub fn evaluate(setup: &Setup, outcome: &RunOutcome) -> PlacementOutcome {
+    let servers = setup.servers.len() as u32;
+    let streams = Streams::new(outcome.seed);
+    let per_detector: Vec<Vec<PlacementCell>> = (0..outcome.detectors.len())
+        .into_par_iter()
+        .map(|d| {
+            let changes = changes::changes(outcome, d, servers);
+            let requests = workload::Requests::new(
+                streams.placement_requests(),
+                &setup.zipf,
+                setup.clients,
+                setup.requests_per_second,
+            );
+            ledger::run(setup, outcome, d, &changes, requests)
+        })
+        .collect();
+    PlacementOutcome {
+        scenario: outcome.scenario.clone(),
+        seed: outcome.seed,
+        duration: outcome.duration,
+        servers,
+        clients: setup.clients,
+        keys: setup.keys() as u32,
+        healthy_server_time: changes::healthy_server_time(outcome, servers),
+        cells: per_detector.into_iter().flatten().collect(),
+    }
+}

@@ -1,0 +1,49 @@
+//! What a placement run produced: per detector × distribution, the cost of
+//! the clients' declarations (SPEC §9's metrics). Reports compute rates
+//! and shares from these counts alone.
+
+use fdlab_protocol::placement::DistributionKind;
+use fdlab_protocol::Nanos;
+
+/// One detector feeding one distribution, over one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlacementCell {
+    pub detector: String,
+    pub distribution: Option<DistributionKind>,
+    /// A client marking a server dead while the server was down for it
+    /// (in a must-detect window of that client's pair), and otherwise.
+    pub true_declarations: u64,
+    pub false_declarations: u64,
+    /// Keys whose owner changed in the declaring client's placement, summed
+    /// over the true (false) declarations.
+    pub moved_true: u64,
+    pub moved_false: u64,
+    /// Keys whose owner changed again when those marks lifted.
+    pub moved_back_true: u64,
+    pub moved_back_false: u64,
+    pub requests: u64,
+    /// Requests sent to a live server that is not the key's owner in the
+    /// reference placement (a cache miss, and a stale copy later).
+    pub misses: u64,
+    /// Requests with no server (every candidate marked dead, or failover
+    /// off), or sent to a server down for that client.
+    pub failed: u64,
+    /// Key-nanoseconds during which the clients did not all place a key on
+    /// the same server (stale-read and split-write risk).
+    pub disagreement: u128,
+}
+
+/// Everything a placement run produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacementOutcome {
+    pub scenario: String,
+    pub seed: u64,
+    pub duration: Nanos,
+    pub servers: u32,
+    pub clients: u32,
+    pub keys: u32,
+    /// Server-time not crashed, summed over servers.
+    pub healthy_server_time: Nanos,
+    /// Detector-major, in scenario order; distributions in report order.
+    pub cells: Vec<PlacementCell>,
+}
