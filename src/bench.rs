@@ -29,7 +29,7 @@ pub struct BenchArgs {
     #[arg(long)]
     quick: bool,
     /// Only these parts: detectors, trace, pipeline, mesh, sweep, membership,
-    /// swim (default: all).
+    /// placement, swim (default: all).
     #[arg(long, value_delimiter = ',', value_name = "PART")]
     only: Vec<Part>,
 }
@@ -43,6 +43,7 @@ pub enum Part {
     Mesh,
     Sweep,
     Membership,
+    Placement,
     Swim,
 }
 
@@ -216,6 +217,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     }
     if want(Part::Membership) {
         crate::bench_cluster::measure(args.quick)?;
+    }
+    if want(Part::Placement) {
+        crate::bench_placement::measure(args.quick)?;
     }
     // Last: its peak memory (some GB) would hide the others'.
     if want(Part::Swim) {

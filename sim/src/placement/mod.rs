@@ -60,3 +60,5 @@ pub fn evaluate(setup: &Setup, outcome: &RunOutcome) -> PlacementOutcome {
         cells: per_detector.into_iter().flatten().collect(),
     }
 }
+#[cfg(test)]
+mod tests;

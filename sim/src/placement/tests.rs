@@ -1,0 +1,248 @@
+//! The placement ledger on hand-made detector runs: what a true and a
+//! false declaration move under each distribution, what requests see, and
+//! the clients' disagreement.
+
+use fdlab_protocol::placement::DistributionKind;
+use fdlab_protocol::{Nanos, Verdict};
+
+use super::{evaluate, PlacementCell, Setup};
+use crate::outcome::{DetectorTimeline, FaultRecord, MustDetect, PairOutcome, RunOutcome, Window};
+use crate::scenario::{ClientOrder, Expect, FaultKind, PlacementSetup};
+
+const SERVERS: u32 = 10;
+const CLIENTS: u32 = 2;
+const KEYS: u32 = 20_000;
+const RATE: f64 = 200.0;
+
+fn s(x: u64) -> Nanos {
+    Nanos::from_secs(x)
+}
+
+fn setup(orders: Vec<ClientOrder>) -> (Setup, Vec<String>) {
+    let names: Vec<String> = (0..SERVERS + CLIENTS).map(|i| format!("n{i}")).collect();
+    let p = PlacementSetup {
+        servers: SERVERS,
+        keys: KEYS,
+        zipf: 0.99,
+        requests_per_second: RATE,
+        distributions: None,
+        weights: None,
+        hash: None,
+        failover: true,
+        namespaces: 2,
+        orders,
+    };
+    (Setup::new(&p, &names).unwrap(), names)
+}
+
+/// A run of `duration` in which each client's detector says Failed of
+/// `server` over `failed` (per client), and `server` is down for every
+/// client over `down` (crashed if `crash`).
+fn run(
+    names: &[String],
+    duration: Nanos,
+    server: u32,
+    failed: &[(Nanos, Nanos)],
+    down: Option<(Nanos, Nanos)>,
+    crash: bool,
+) -> RunOutcome {
+    let mut pairs = Vec::new();
+    for c in 0..CLIENTS {
+        for t in 0..SERVERS {
+            let mut changes = Vec::new();
+            let mut must_detect = Vec::new();
+            if t == server {
+                let (from, to) = failed[c as usize];
+                changes.push((from, Verdict::Failed));
+                if to < duration {
+                    changes.push((to, Verdict::Alive));
+                }
+                if let Some((a, b)) = down {
+                    must_detect.push(MustDetect {
+                        window: Window { start: a, end: b },
+                        fault: 0,
+                    });
+                }
+            }
+            pairs.push(PairOutcome {
+                monitor: SERVERS + c,
+                target: t,
+                must_detect,
+                unjudged: Vec::new(),
+                detectors: vec![DetectorTimeline {
+                    changes,
+                    messages: 0,
+                    bytes: 0,
+                }],
+            });
+        }
+    }
+    let faults = match (down, crash) {
+        (Some((a, b)), true) => vec![FaultRecord {
+            kind: FaultKind::Crash,
+            target: format!("n{server}"),
+            node: Some(server),
+            window: Window { start: a, end: b },
+            expect: Expect::Detect,
+        }],
+        _ => Vec::new(),
+    };
+    RunOutcome {
+        scenario: "hand".into(),
+        seed: 1,
+        duration,
+        detectors: vec!["d".into()],
+        nodes: names.to_vec(),
+        layers: Vec::new(),
+        faults,
+        pairs,
+        events: 0,
+    }
+}
+
+fn cell(cells: &[PlacementCell], kind: DistributionKind) -> &PlacementCell {
+    cells
+        .iter()
+        .find(|c| c.distribution == Some(kind))
+        .expect("every distribution has a cell")
+}
+
+fn share(moved: u64, declarations: u64) -> f64 {
+    moved as f64 / (declarations as f64 * f64::from(KEYS))
+}
+
+#[test]
+fn a_true_declaration_moves_what_each_distribution_moves() {
+    let (setup, names) = setup(Vec::new());
+    let d = s(60);
+    // n3 crashes at 10 s for good; both clients declare it at 13 s.
+    let o = run(
+        &names,
+        d,
+        3,
+        &[(s(13), d), (s(13), d)],
+        Some((s(10), d)),
+        true,
+    );
+    let out = evaluate(&setup, &o);
+    assert_eq!(out.cells.len(), DistributionKind::ALL.len());
+    // Sampling error of a share of 20,000 keys: sd below 0.004.
+    let eject = cell(&out.cells, DistributionKind::ModuloEject);
+    assert_eq!((eject.true_declarations, eject.false_declarations), (2, 0));
+    let moved = share(eject.moved_true, eject.true_declarations);
+    assert!((moved - 0.9).abs() < 0.02, "modulo-eject moved {moved}");
+    for kind in [
+        DistributionKind::Ketama,
+        DistributionKind::SockIoPool,
+        DistributionKind::ModuloFailover,
+        DistributionKind::Rendezvous,
+    ] {
+        let c = cell(&out.cells, kind);
+        assert_eq!(c.true_declarations, 2, "{kind:?}");
+        let moved = share(c.moved_true, c.true_declarations);
+        assert!((0.05..0.16).contains(&moved), "{kind:?} moved {moved}");
+    }
+    // namespace: n3 is in the first of two groups of five, so about a
+    // fifth of that group's keys: a tenth of all.
+    let ns = cell(&out.cells, DistributionKind::Namespace);
+    let moved = share(ns.moved_true, ns.true_declarations);
+    assert!((0.05..0.16).contains(&moved), "namespace moved {moved}");
+    // Requests: 2 clients x 200/s x 60 s = 24,000 (Poisson, sd 155).
+    let requests = eject.requests;
+    assert!((23_000..25_000).contains(&requests), "{requests}");
+    assert!(
+        out.cells.iter().all(|c| c.requests == requests),
+        "same requests"
+    );
+    // Between the crash and the declarations, requests for n3's keys fail;
+    // after them, both clients agree with the reference: no miss.
+    for c in &out.cells {
+        assert!(c.failed > 0, "{c:?}");
+        assert_eq!(c.misses, 0, "{c:?}");
+        assert_eq!(c.disagreement, 0, "both clients declare at once: {c:?}");
+    }
+    assert_eq!(out.healthy_server_time, Nanos(s(60).0 * 10 - s(50).0));
+}
+
+#[test]
+fn a_false_declaration_moves_keys_away_and_back_and_splits_the_clients() {
+    let (setup, names) = setup(Vec::new());
+    let d = s(60);
+    // Nothing is down; client 0 alone declares n3 dead from 20 s to 30 s.
+    let o = run(&names, d, 3, &[(s(20), s(30)), (d, d)], None, false);
+    let out = evaluate(&setup, &o);
+    for c in &out.cells {
+        assert_eq!((c.true_declarations, c.false_declarations), (0, 1), "{c:?}");
+        assert_eq!(c.moved_false, c.moved_back_false, "all back: {c:?}");
+        // For 10 s, client 0 sends the moved keys elsewhere: misses, and
+        // the two clients disagree on exactly the moved keys.
+        assert!(c.misses > 0, "{c:?}");
+        assert_eq!(c.failed, 0, "{c:?}");
+        assert_eq!(
+            c.disagreement,
+            u128::from(c.moved_false) * u128::from(s(10).0)
+        );
+    }
+    let eject = cell(&out.cells, DistributionKind::ModuloEject);
+    let ketama = cell(&out.cells, DistributionKind::Ketama);
+    assert!(
+        eject.moved_false > 5 * ketama.moved_false,
+        "{eject:?} {ketama:?}"
+    );
+}
+
+#[test]
+fn dead_retry_holds_a_python_memcached_mark_for_30_seconds() {
+    let (setup, names) = setup(Vec::new());
+    let d = s(120);
+    // A 2 s false alarm on both clients at 20 s.
+    let o = run(&names, d, 3, &[(s(20), s(22)), (s(20), s(22))], None, false);
+    let out = evaluate(&setup, &o);
+    let failover = cell(&out.cells, DistributionKind::ModuloFailover);
+    let ketama = cell(&out.cells, DistributionKind::Ketama);
+    // The same keys are away 30 s under python-memcached, 2 s under ketama:
+    // with about the same share moved, about 15 times the misses.
+    assert!(
+        failover.misses > 5 * ketama.misses,
+        "{failover:?} {ketama:?}"
+    );
+}
+
+#[test]
+fn clients_with_another_server_order_disagree_under_positional_hashes_only() {
+    let reversed = ClientOrder {
+        clients: vec![format!("n{}", SERVERS + 1)],
+        servers: (0..SERVERS).rev().map(|i| format!("n{i}")).collect(),
+    };
+    let (setup, names) = setup(vec![reversed]);
+    let d = s(30);
+    let o = run(&names, d, 3, &[(d, d), (d, d)], None, false);
+    let out = evaluate(&setup, &o);
+    for c in &out.cells {
+        let kind = c.distribution.unwrap();
+        let named = matches!(
+            kind,
+            DistributionKind::Ketama | DistributionKind::Rendezvous
+        );
+        if named {
+            assert_eq!((c.disagreement, c.misses), (0, 0), "{kind:?}");
+        } else {
+            assert!(c.disagreement > 0 && c.misses > 0, "{kind:?}: {c:?}");
+        }
+    }
+}
+
+#[test]
+fn the_same_run_gives_the_same_costs() {
+    let (setup, names) = setup(Vec::new());
+    let d = s(40);
+    let o = run(
+        &names,
+        d,
+        5,
+        &[(s(5), s(9)), (s(12), d)],
+        Some((s(10), d)),
+        true,
+    );
+    assert_eq!(evaluate(&setup, &o), evaluate(&setup, &o));
+}
