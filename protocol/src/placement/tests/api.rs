@@ -137,3 +137,10 @@ fn a_server_back_from_the_dead_gets_its_keys_back() {
 fn check_key_is_exported() {
     assert!(check_key(b"ok").is_ok());
 }
+
+#[test]
+fn a_placement_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync + Clone>() {}
+    shareable::<Placement>();
+    shareable::<DeadMarks>();
+}
