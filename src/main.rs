@@ -15,6 +15,7 @@ mod cluster_runs;
 mod list;
 mod live;
 mod out_paths;
+mod place;
 mod run;
 mod simulate;
 mod stats;
@@ -68,6 +69,10 @@ enum Command {
     /// transport, and compare the measured detection times with the
     /// simulator's prediction (`calibration.csv`).
     Live(live::LiveArgs),
+    /// Which server each key goes to under the memcached clients'
+    /// distributions, with no server dead and with the --dead servers dead:
+    /// CSV `key,distribution,dead,server` on standard output.
+    Place(place::PlaceArgs),
     /// One node process of `fdlab live` (started by it, not by hand).
     #[command(hide = true)]
     LiveNode(live::NodeArgs),
@@ -88,6 +93,7 @@ fn main() -> ExitCode {
         Some(Command::Sweep(args)) => done(sweep::run(&args)),
         Some(Command::Merge(args)) => done(sweep::merge(&args)),
         Some(Command::Live(args)) => done(live::run(&args)),
+        Some(Command::Place(args)) => done(place::run(&args)),
         Some(Command::LiveNode(args)) => done(live::node(&args)),
     };
     match result {
