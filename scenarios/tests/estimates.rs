@@ -5,8 +5,9 @@ use std::path::Path;
 
 use fdlab_scenarios::{builtin_suite, load_scenario};
 use fdlab_sim::engine::run;
-use fdlab_sim::estimate::estimate;
+use fdlab_sim::estimate::{estimate, EVENTS_PER_PLACED_REQUEST};
 use fdlab_sim::membership;
+use fdlab_sim::placement;
 use fdlab_sim::valid::ValidScenario;
 
 /// Seeds averaged per scenario.
@@ -36,7 +37,16 @@ fn events(scenario: &ValidScenario, seed: u64) -> u64 {
             .map(|j| membership::run(scenario, seed, j, false).0.events)
             .sum()
     } else {
-        run(scenario, seed, false).0.events
+        let outcome = run(scenario, seed, false).0;
+        // A placement run's requests, placed by every distribution for
+        // every detector, count at the estimate's rate per placement.
+        let placed = scenario.placement.as_ref().map_or(0.0, |p| {
+            let setup = placement::Setup::new(p, &scenario.topology.node_names()).unwrap();
+            let cells = placement::evaluate(&setup, &outcome).cells;
+            let requests: u64 = cells.iter().map(|c| c.requests).sum();
+            requests as f64 * EVENTS_PER_PLACED_REQUEST
+        });
+        outcome.events + placed as u64
     }
 }
 

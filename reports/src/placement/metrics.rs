@@ -26,6 +26,7 @@ pub struct PlacementSummary {
     pub moved_back_false: u64,
     pub requests: u64,
     pub misses: u64,
+    pub stale: u64,
     pub failed: u64,
     /// Key-nanoseconds of owner disagreement between clients.
     pub disagreement: u128,
@@ -57,9 +58,13 @@ impl PlacementSummary {
     pub fn moved_back_per_false(&self) -> Option<f64> {
         Self::share(self.moved_back_false, self.false_declarations, self.keys)
     }
-    /// Requests sent to a live non-owner, as a share of all requests.
+    /// Cache misses, as a share of all requests.
     pub fn miss_share(&self) -> Option<f64> {
         (self.requests > 0).then(|| self.misses as f64 / self.requests as f64)
+    }
+    /// Stale reads, as a share of all requests.
+    pub fn stale_share(&self) -> Option<f64> {
+        (self.requests > 0).then(|| self.stale as f64 / self.requests as f64)
     }
     pub fn failed_share(&self) -> Option<f64> {
         (self.requests > 0).then(|| self.failed as f64 / self.requests as f64)
@@ -76,7 +81,8 @@ impl PlacementSummary {
         (self.healthy_server_time > 0)
             .then(|| self.moved_false as f64 / (self.healthy_server_time as f64 / NANOS_PER_HOUR))
     }
-    /// Requests missed or failed per declaration (true and false).
+    /// Requests missed or failed per declaration (true and false): what a
+    /// declaration costs the clients' requests.
     pub fn cost_per_declaration(&self) -> Option<f64> {
         let d = self.true_declarations + self.false_declarations;
         (d > 0).then(|| (self.misses + self.failed) as f64 / d as f64)
@@ -134,6 +140,7 @@ pub fn placement_metrics(
             s.moved_back_false += cell.moved_back_false;
             s.requests += cell.requests;
             s.misses += cell.misses;
+            s.stale += cell.stale;
             s.failed += cell.failed;
             s.disagreement += cell.disagreement;
             s.run_time += u128::from(run.duration.as_nanos());
@@ -175,6 +182,7 @@ mod tests {
                 moved_false,
                 requests: 1_000,
                 misses: 10,
+                stale: 5,
                 failed: 30,
                 disagreement: 5_000_000_000_000,
                 ..PlacementCell::default()
@@ -202,6 +210,7 @@ mod tests {
         // 400 keys lost over 2 x 10 healthy server-hours.
         assert_eq!(s.keys_lost_per_healthy_server_hour(), Some(20.0));
         assert_eq!(s.miss_share(), Some(0.01));
+        assert_eq!(s.stale_share(), Some(0.005));
         assert_eq!(s.failed_share(), Some(0.03));
         // 10,000 key-seconds over 2 hours.
         assert_eq!(s.disagreement_per_hour(), Some(5_000.0));

@@ -9,8 +9,9 @@
 //! false: it was not), the share of keys moved per true and per false
 //! declaration and moved back when the mark lifted, keys lost per healthy
 //! server-hour (keys moved by false declarations, summed over clients,
-//! per hour of servers not crashed), requests missed (sent to a live
-//! non-owner) or failed, missed-or-failed requests per declaration, and
+//! per hour of servers not crashed), cache misses, stale reads and failed
+//! requests (see [`fdlab_sim::placement`]'s cache model), missed-or-failed
+//! requests per declaration, and
 //! key-seconds of owner disagreement between clients; beside each, the
 //! detector's median time to Failed from the detectors' own report.
 //!

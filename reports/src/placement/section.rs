@@ -21,7 +21,7 @@ pub struct PlacementSection<'a> {
 }
 
 /// Column names of the table, with units.
-pub const COLUMNS: [&str; 11] = [
+pub const COLUMNS: [&str; 12] = [
     "detector",
     "distribution",
     "detection p50",
@@ -29,14 +29,15 @@ pub const COLUMNS: [&str; 11] = [
     "keys moved per true declaration (back)",
     "per false declaration (back)",
     "keys lost per healthy server-hour",
-    "requests missed",
+    "cache misses",
+    "stale reads",
     "requests failed",
     "missed or failed per declaration",
     "disagreement key-s per hour",
 ];
 
 /// What the columns mean.
-pub const KEY: [(&str, &str); 7] = [
+pub const KEY: [(&str, &str); 8] = [
     (
         "declarations",
         "a client marking a server dead on its detector's Failed; true when the server was down for that client (crashed, paused past tolerance, or cut off from it), false otherwise",
@@ -50,8 +51,12 @@ pub const KEY: [(&str, &str); 7] = [
         "keys moved by false declarations, summed over clients, per hour of servers that were not crashed: the cache a wrong declaration throws away",
     ),
     (
-        "requests missed",
-        "requests sent to a live server that does not own the key in the reference placement (the scenario's server list, crashed servers removed): a cache miss now, a stale copy later",
+        "cache misses",
+        "requests to a reachable server that did not hold the key; the client then reads the backing store and sets the key there. The cache starts warm (every key on every server a client places it on) and a crash empties the crashed server's",
+    ),
+    (
+        "stale reads",
+        "hits on a copy older than the key's freshest, which was set on another server since: the value read may be out of date (a flapping server's old copies, twemproxy #604, or clients that disagree, #134)",
     ),
     (
         "requests failed",
@@ -90,6 +95,7 @@ pub fn rows(summary: &[PlacementSummary]) -> Vec<Vec<String>> {
                 ),
                 amount(s.keys_lost_per_healthy_server_hour()),
                 format!("{} ({})", s.misses, percent(s.miss_share())),
+                format!("{} ({})", s.stale, percent(s.stale_share())),
                 format!("{} ({})", s.failed, percent(s.failed_share())),
                 amount(s.cost_per_declaration()),
                 amount(s.disagreement_per_hour()),

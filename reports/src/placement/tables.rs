@@ -12,7 +12,7 @@ use crate::atomic::write_atomically;
 use crate::tables::terminal::aligned;
 
 /// The header of `placement.csv`.
-pub const PLACEMENT_HEADER: [&str; 24] = [
+pub const PLACEMENT_HEADER: [&str; 26] = [
     "scenario",
     "detector",
     "distribution",
@@ -31,6 +31,8 @@ pub const PLACEMENT_HEADER: [&str; 24] = [
     "requests",
     "misses",
     "miss_share",
+    "stale",
+    "stale_share",
     "failed",
     "failed_share",
     "missed_or_failed_per_declaration",
@@ -86,6 +88,8 @@ fn row(scenario: &str, s: &PlacementSummary) -> Vec<String> {
         s.requests.to_string(),
         s.misses.to_string(),
         opt(s.miss_share(), 6),
+        s.stale.to_string(),
+        opt(s.stale_share(), 6),
         s.failed.to_string(),
         opt(s.failed_share(), 6),
         opt(s.cost_per_declaration(), 3),
@@ -122,6 +126,7 @@ pub fn placement_terminal_table(m: &PlacementMetrics) -> String {
         "moved/false",
         "keys lost/healthy server-h",
         "misses",
+        "stale",
         "failed",
         "disagree key-s/h",
     ];
@@ -139,6 +144,7 @@ pub fn placement_terminal_table(m: &PlacementMetrics) -> String {
             percent(s.moved_per_false()),
             amount(s.keys_lost_per_healthy_server_hour()),
             percent(s.miss_share()),
+            percent(s.stale_share()),
             percent(s.failed_share()),
             amount(s.disagreement_per_hour()),
         ]);

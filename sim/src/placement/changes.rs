@@ -2,7 +2,7 @@
 //! detectors' run ([`RunOutcome`]): each client's detector verdicts on
 //! each server, when a server is down *for a client* (its must-detect
 //! windows: crashed, paused past tolerance, or cut off from that client),
-//! and when a server is crashed for everyone (the reference placement).
+//! and when a server crashes (and its cache is lost).
 
 use fdlab_protocol::{Nanos, Verdict};
 

@@ -5,13 +5,22 @@
 //! Keys are recomputed for a client when its live set changes (the
 //! distribution's `owner` on precomputed hashes); a per-key count of
 //! clients by owner tells at once whether the clients disagree on it.
+//!
+//! The servers' caches: each key is held by a set of servers. The cache
+//! starts warm (every key on every server some client places it on); a
+//! request to a server that does not hold the key is a miss, after which
+//! that server holds it (the client reads the backing store and sets it,
+//! as a memcached client does on a miss) and it is the key's freshest
+//! copy; a hit on a copy older than the freshest is a stale read (the
+//! value may have changed meanwhile: twemproxy #604). A crash empties the
+//! crashed server's cache.
 
 use fdlab_protocol::placement::DeadMarks;
 use fdlab_protocol::Nanos;
 
 use super::changes::{crashed, Change};
 use super::outcome::PlacementCell;
-use super::setup::Setup;
+use super::setup::{LiveChange, Setup};
 use super::workload::Requests;
 use crate::outcome::RunOutcome;
 
@@ -28,9 +37,10 @@ struct Book {
     applied: Vec<Vec<bool>>,
     /// By client then key.
     owners: Vec<Vec<Owner>>,
-    /// The reference placement's owner of each key (crashed servers only
-    /// removed, list order).
-    reference: Vec<Owner>,
+    /// By key: the servers holding it (bit i: server i).
+    held: Vec<u64>,
+    /// By key: the servers holding its freshest copy.
+    fresh: Vec<u64>,
     /// By key then owner slot (servers, then no server): clients placing
     /// it there.
     counts: Vec<u16>,
@@ -56,14 +66,24 @@ pub(super) fn run(
     let mut down = vec![vec![false; servers]; clients];
     let mut books: Vec<Book> = (0..setup.kinds.len())
         .map(|j| setup.new_book_parts(j))
-        .map(|(marks, owners, reference)| {
-            let keys = reference.len();
+        .map(|(marks, owners)| {
+            let keys = setup.keys();
             let slots = servers + 1;
+            // Warm: every key on every server a client places it on.
+            let mut held = vec![0u64; keys];
+            for client in &owners {
+                for (k, &o) in client.iter().enumerate() {
+                    if o != NO_SERVER {
+                        held[k] |= 1 << o;
+                    }
+                }
+            }
             let mut b = Book {
                 applied: vec![vec![true; servers]; clients],
                 marks,
                 owners,
-                reference,
+                fresh: held.clone(),
+                held,
                 counts: vec![0; keys * slots],
                 distinct: vec![0; keys],
                 disagreeing: 0,
@@ -84,6 +104,7 @@ pub(super) fn run(
         b.cell.distribution = Some(setup.kinds[j]);
     }
     let end = outcome.duration;
+    let mut crashed_now = vec![false; servers];
     let mut now = Nanos::ZERO;
     let mut next = 0;
     loop {
@@ -124,11 +145,14 @@ pub(super) fn run(
                     down: d,
                 } => down[client as usize][server as usize] = d,
                 Change::Crashes => {
-                    let live: Vec<bool> = (0..servers as u32)
-                        .map(|s| !crashed(outcome, s, now))
-                        .collect();
-                    for (j, b) in books.iter_mut().enumerate() {
-                        b.reference = setup.reference_owners(j, &live);
+                    for (s, is) in crashed_now.iter_mut().enumerate() {
+                        let was = *is;
+                        *is = crashed(outcome, s as u32, now);
+                        if *is && !was {
+                            for b in &mut books {
+                                b.lose(s);
+                            }
+                        }
                     }
                 }
                 Change::Verdict {
@@ -143,10 +167,10 @@ pub(super) fn run(
             }
         }
         for (j, b) in books.iter_mut().enumerate() {
-            for c in 0..clients {
+            for (c, down) in down.iter().enumerate() {
                 b.marks[c].handle_timeout(now);
                 if b.marks[c].live() != b.applied[c].as_slice() {
-                    b.apply(setup, j, c, &down[c]);
+                    b.apply(setup, j, c, down);
                 }
             }
         }
@@ -183,8 +207,24 @@ impl Book {
         let owner = self.owners[client][key];
         if owner == NO_SERVER || down[owner as usize] {
             self.cell.failed += 1;
-        } else if owner != self.reference[key] {
+            return;
+        }
+        let bit = 1u64 << owner;
+        if self.held[key] & bit == 0 {
             self.cell.misses += 1;
+            self.held[key] |= bit;
+            self.fresh[key] = bit;
+        } else if self.fresh[key] & bit == 0 {
+            self.cell.stale += 1;
+        }
+    }
+
+    /// Server `s` crashed: its cache is gone.
+    fn lose(&mut self, s: usize) {
+        let keep = !(1u64 << s);
+        for (held, fresh) in self.held.iter_mut().zip(&mut self.fresh) {
+            *held &= keep;
+            *fresh &= keep;
         }
     }
 
@@ -194,9 +234,11 @@ impl Book {
         // The first server whose mark changed takes the keys moved (two
         // marks changing at one instant are rare; the first is named).
         let mut blame: Option<(bool, bool)> = None; // (declaration, true)
-        for s in 0..live.len() {
-            match (self.applied[c][s], live[s]) {
+        let mut change = LiveChange::default();
+        for (s, &now_live) in live.iter().enumerate() {
+            match (self.applied[c][s], now_live) {
                 (true, false) => {
+                    change.died |= 1 << s;
                     let truly = down[s];
                     if truly {
                         self.cell.true_declarations += 1;
@@ -207,6 +249,7 @@ impl Book {
                     blame.get_or_insert((true, truly));
                 }
                 (false, true) => {
+                    change.revived = true;
                     let truly = self.origin[c][s].take().unwrap_or(false);
                     blame.get_or_insert((false, truly));
                 }
@@ -214,17 +257,14 @@ impl Book {
             }
         }
         let slots = live.len() + 1;
-        let fresh = setup.client_owners(j, c, &live);
+        let mut owners = std::mem::take(&mut self.owners[c]);
         let mut moved = 0u64;
-        for (k, &o) in fresh.iter().enumerate() {
-            let old = self.owners[c][k];
-            if o != old {
-                moved += 1;
-                self.count(k, slots, old, -1);
-                self.count(k, slots, o, 1);
-            }
-        }
-        self.owners[c] = fresh;
+        setup.update_owners(j, c, &live, change, &mut owners, |k, old, new| {
+            moved += 1;
+            self.count(k, slots, old, -1);
+            self.count(k, slots, new, 1);
+        });
+        self.owners[c] = owners;
         self.applied[c] = live;
         match blame {
             Some((true, true)) => self.cell.moved_true += moved,

@@ -22,9 +22,12 @@ pub struct PlacementCell {
     pub moved_back_true: u64,
     pub moved_back_false: u64,
     pub requests: u64,
-    /// Requests sent to a live server that is not the key's owner in the
-    /// reference placement (a cache miss, and a stale copy later).
+    /// Requests sent to a reachable server that did not hold the key (a
+    /// cache miss: the client reads the backing store and sets it there).
     pub misses: u64,
+    /// Hits on a copy older than the key's freshest (set on another server
+    /// since): stale reads if the value changed meanwhile.
+    pub stale: u64,
     /// Requests with no server (every candidate marked dead, or failover
     /// off), or sent to a server down for that client.
     pub failed: u64,

@@ -16,6 +16,34 @@ struct Order {
     servers: Vec<usize>,
     /// Per distribution: the placement over this list, and each key's hash.
     placements: Vec<(Placement, Vec<u64>)>,
+    /// Per distribution: each key's owner with every server live.
+    primary: Vec<Vec<u8>>,
+}
+
+/// Whether a key's owner under `kind` is the first live server of a
+/// preference list of its own that does not depend on which servers are
+/// live (a failover chain, a rendezvous ranking): then a death moves only
+/// the dead server's keys, and a return only keys not on their first
+/// choice, and the ledger recomputes only those. Not `modulo-eject`
+/// (every key moves), nor `ketama`, whose ring is rebuilt over the live
+/// servers (twemproxy) and may move keys of live servers too.
+fn follows_a_preference_list(kind: DistributionKind) -> bool {
+    matches!(
+        kind,
+        DistributionKind::SockIoPool
+            | DistributionKind::Namespace
+            | DistributionKind::ModuloFailover
+            | DistributionKind::Rendezvous
+    )
+}
+
+/// How a client's live set changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveChange {
+    /// The servers marked dead (bit i: server i).
+    pub died: u64,
+    /// Whether some mark lifted.
+    pub revived: bool,
 }
 
 /// The resolved scenario (see the module documentation).
@@ -29,7 +57,7 @@ pub struct Setup {
     configs: Vec<PlacementConfig>,
     keys: Vec<String>,
     pub zipf: Zipf,
-    /// Orders; the first is the scenario's list order (the reference).
+    /// Orders; the first is the scenario's list order.
     orders: Vec<Order>,
     /// By client: its order.
     order_of: Vec<usize>,
@@ -108,10 +136,11 @@ impl Setup {
                 Ok(Order {
                     servers: list,
                     placements,
+                    primary: Vec::new(),
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        Ok(Setup {
+        let mut setup = Setup {
             zipf: Zipf::new(p.keys, p.zipf),
             servers,
             clients,
@@ -121,7 +150,15 @@ impl Setup {
             keys,
             orders,
             order_of,
-        })
+        };
+        let live = vec![true; setup.servers.len()];
+        for o in 0..setup.orders.len() {
+            let primary = (0..setup.kinds.len())
+                .map(|j| setup.owners(&setup.orders[o], j, &live))
+                .collect();
+            setup.orders[o].primary = primary;
+        }
+        Ok(setup)
     }
 
     pub fn keys(&self) -> usize {
@@ -143,19 +180,52 @@ impl Setup {
             .collect()
     }
 
-    /// The reference placement's owners under distribution `j`.
-    pub fn reference_owners(&self, j: usize, live: &[bool]) -> Vec<u8> {
-        self.owners(&self.orders[0], j, live)
-    }
-
     /// Client `c`'s owners under distribution `j`.
     pub fn client_owners(&self, j: usize, c: usize, live: &[bool]) -> Vec<u8> {
         self.owners(&self.orders[self.order_of[c]], j, live)
     }
 
+    /// Brings client `c`'s `owners` under distribution `j` up to `live`
+    /// after `change`; calls `moved(key, old, new)` for each key
+    /// whose owner changed. Only the keys that can move are looked at when
+    /// the distribution allows it ([`follows_a_preference_list`]).
+    pub fn update_owners(
+        &self,
+        j: usize,
+        c: usize,
+        live: &[bool],
+        change: LiveChange,
+        owners: &mut [u8],
+        mut moved: impl FnMut(usize, u8, u8),
+    ) {
+        let order = &self.orders[self.order_of[c]];
+        let in_order: Vec<bool> = order.servers.iter().map(|&s| live[s]).collect();
+        let (placement, hashes) = &order.placements[j];
+        let primary = &order.primary[j];
+        let selective = follows_a_preference_list(self.kinds[j]);
+        for (k, owner) in owners.iter_mut().enumerate() {
+            let old = *owner;
+            if selective {
+                let on_dead = old != u8::MAX && change.died & (1u64 << old) != 0;
+                let off_first = change.revived && old != primary[k];
+                if !on_dead && !off_first {
+                    continue;
+                }
+            }
+            let new = match placement.owner(&self.keys[k], hashes[k], &in_order) {
+                Some(pos) => order.servers[pos] as u8,
+                None => u8::MAX,
+            };
+            if new != old {
+                *owner = new;
+                moved(k, old, new);
+            }
+        }
+    }
+
     /// Distribution `j`'s starting state: every client's dead marks and
-    /// owners with every server live, and the reference owners.
-    pub(super) fn new_book_parts(&self, j: usize) -> (Vec<DeadMarks>, Vec<Vec<u8>>, Vec<u8>) {
+    /// owners with every server live.
+    pub(super) fn new_book_parts(&self, j: usize) -> (Vec<DeadMarks>, Vec<Vec<u8>>) {
         let n = self.servers.len();
         let live = vec![true; n];
         let marks = (0..self.clients)
@@ -164,7 +234,7 @@ impl Setup {
         let owners = (0..self.clients as usize)
             .map(|c| self.client_owners(j, c, &live))
             .collect();
-        (marks, owners, self.reference_owners(j, &live))
+        (marks, owners)
     }
 }
 

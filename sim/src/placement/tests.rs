@@ -2,9 +2,10 @@
 //! false declaration move under each distribution, what requests see, and
 //! the clients' disagreement.
 
-use fdlab_protocol::placement::DistributionKind;
+use fdlab_protocol::placement::{DistributionKind, PlacementConfig};
 use fdlab_protocol::{Nanos, Verdict};
 
+use super::setup::LiveChange;
 use super::{evaluate, PlacementCell, Setup};
 use crate::outcome::{DetectorTimeline, FaultRecord, MustDetect, PairOutcome, RunOutcome, Window};
 use crate::scenario::{ClientOrder, Expect, FaultKind, PlacementSetup};
@@ -155,12 +156,15 @@ fn a_true_declaration_moves_what_each_distribution_moves() {
         "same requests"
     );
     // Between the crash and the declarations, requests for n3's keys fail;
-    // after them, both clients agree with the reference: no miss.
+    // after them, a moved key misses on its first request to its new
+    // server (and at most then: the other client finds it set).
     for c in &out.cells {
         assert!(c.failed > 0, "{c:?}");
-        assert_eq!(c.misses, 0, "{c:?}");
+        assert!(c.misses > 0 && c.misses <= c.moved_true, "{c:?}");
         assert_eq!(c.disagreement, 0, "both clients declare at once: {c:?}");
     }
+    let ketama = cell(&out.cells, DistributionKind::Ketama);
+    assert!(eject.misses > 3 * ketama.misses, "{eject:?} {ketama:?}");
     assert_eq!(out.healthy_server_time, Nanos(s(60).0 * 10 - s(50).0));
 }
 
@@ -174,14 +178,15 @@ fn a_false_declaration_moves_keys_away_and_back_and_splits_the_clients() {
     for c in &out.cells {
         assert_eq!((c.true_declarations, c.false_declarations), (0, 1), "{c:?}");
         assert_eq!(c.moved_false, c.moved_back_false, "all back: {c:?}");
-        // For 10 s, client 0 sends the moved keys elsewhere: misses, and
-        // the two clients disagree on exactly the moved keys.
-        assert!(c.misses > 0, "{c:?}");
+        // For 10 s, or the distribution's dead retry if longer, client 0
+        // sends the moved keys elsewhere: misses there, then stale reads
+        // of n3's older copies; the two clients disagree on exactly the
+        // moved keys.
+        let hold = s(10).max(PlacementConfig::defaults(c.distribution.unwrap()).dead_retry);
+        assert!(c.misses > 0 && c.stale > 0, "{c:?}");
         assert_eq!(c.failed, 0, "{c:?}");
-        assert_eq!(
-            c.disagreement,
-            u128::from(c.moved_false) * u128::from(s(10).0)
-        );
+        let expected = u128::from(c.moved_false) * u128::from(hold.0);
+        assert_eq!(c.disagreement, expected, "{c:?}");
     }
     let eject = cell(&out.cells, DistributionKind::ModuloEject);
     let ketama = cell(&out.cells, DistributionKind::Ketama);
@@ -199,13 +204,11 @@ fn dead_retry_holds_a_python_memcached_mark_for_30_seconds() {
     let o = run(&names, d, 3, &[(s(20), s(22)), (s(20), s(22))], None, false);
     let out = evaluate(&setup, &o);
     let failover = cell(&out.cells, DistributionKind::ModuloFailover);
-    let ketama = cell(&out.cells, DistributionKind::Ketama);
-    // The same keys are away 30 s under python-memcached, 2 s under ketama:
-    // with about the same share moved, about 15 times the misses.
-    assert!(
-        failover.misses > 5 * ketama.misses,
-        "{failover:?} {ketama:?}"
-    );
+    let sock = cell(&out.cells, DistributionKind::SockIoPool);
+    // About the same share of keys is away 30 s under python-memcached and
+    // 2 s under SockIOPool (a 1 s hold): more of them are requested, and
+    // set elsewhere, while away.
+    assert!(failover.misses > 3 * sock.misses, "{failover:?} {sock:?}");
 }
 
 #[test]
@@ -224,10 +227,13 @@ fn clients_with_another_server_order_disagree_under_positional_hashes_only() {
             kind,
             DistributionKind::Ketama | DistributionKind::Rendezvous
         );
+        // A warm cache holds the keys where both halves put them: no
+        // miss, but positional hashes split the keys between servers.
+        assert_eq!(c.misses, 0, "{kind:?}");
         if named {
-            assert_eq!((c.disagreement, c.misses), (0, 0), "{kind:?}");
+            assert_eq!(c.disagreement, 0, "{kind:?}");
         } else {
-            assert!(c.disagreement > 0 && c.misses > 0, "{kind:?}: {c:?}");
+            assert!(c.disagreement > 0, "{kind:?}: {c:?}");
         }
     }
 }
@@ -245,4 +251,35 @@ fn the_same_run_gives_the_same_costs() {
         true,
     );
     assert_eq!(evaluate(&setup, &o), evaluate(&setup, &o));
+}
+
+#[test]
+fn updating_only_the_keys_that_can_move_gives_the_full_recomputation() {
+    let (setup, _) = setup(Vec::new());
+    let n = SERVERS as usize;
+    // Servers die and return in an order that covers one, two and three
+    // dead at once, and returns in another order than the deaths.
+    let steps: [&[usize]; 7] = [&[3], &[3, 7], &[7], &[], &[0, 1, 2], &[1], &[]];
+    for j in 0..setup.kinds.len() {
+        let all_live = vec![true; n];
+        let mut owners = setup.client_owners(j, 0, &all_live);
+        let mut live = all_live;
+        for dead in steps {
+            let next: Vec<bool> = (0..n).map(|s| !dead.contains(&s)).collect();
+            let change = LiveChange {
+                died: (0..n)
+                    .filter(|&s| live[s] && !next[s])
+                    .fold(0u64, |m, s| m | 1 << s),
+                revived: (0..n).any(|s| !live[s] && next[s]),
+            };
+            setup.update_owners(j, 0, &next, change, &mut owners, |_, _, _| {});
+            assert_eq!(
+                owners,
+                setup.client_owners(j, 0, &next),
+                "{:?} {dead:?}",
+                setup.kinds[j]
+            );
+            live = next;
+        }
+    }
 }

@@ -16,8 +16,8 @@ pub const DEFAULT_KEYS: u32 = 100_000;
 /// Most keys of a workload: every client holds an owner per key and
 /// distribution.
 pub const MAX_KEYS: u32 = 10_000_000;
-/// Most servers: an owner is a byte, one value kept for "no server".
-pub const MAX_SERVERS: u32 = 254;
+/// Most servers: the servers holding a key are a 64-bit set.
+pub const MAX_SERVERS: u32 = 64;
 /// Requests per second of each client, by default.
 pub const DEFAULT_REQUESTS_PER_SECOND: f64 = 100.0;
 /// The Zipf exponent of key popularity, by default (YCSB's 0.99).

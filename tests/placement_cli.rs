@@ -1,0 +1,159 @@
+//! End-to-end runs of placement scenarios (SPEC §9): `fdlab run` writes
+//! `placement.csv` and the report's placement section, the same bytes for
+//! any `--jobs`, with the shares each distribution is known to move; and
+//! a bad `[placement]` table is one error naming file, line and key.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::{assert_one_error_line, fdlab, text};
+
+fn run_into(out: &Path, jobs: &str) -> String {
+    let o = fdlab(&[
+        "run",
+        "placement-crash",
+        "--seeds",
+        "2",
+        "--jobs",
+        jobs,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+/// The column `name` of `row` in a CSV with `header`.
+fn column<'a>(header: &str, row: &'a str, name: &str) -> &'a str {
+    let i = header.split(',').position(|h| h == name).expect(name);
+    row.split(',').nth(i).unwrap()
+}
+
+#[test]
+fn a_placement_run_reports_each_distribution_and_the_same_bytes_for_any_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    let stdout = run_into(&one, "1");
+    run_into(&two, "2");
+    assert!(
+        stdout.contains("placement-crash (key placement: 10 servers, 20 clients"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("placement-crash (key placement):"),
+        "{stdout}"
+    );
+    for file in ["placement.csv", "summary.csv", "index.html", "report.md"] {
+        assert_eq!(
+            fs::read(one.join(file)).unwrap(),
+            fs::read(two.join(file)).unwrap(),
+            "{file} differs between --jobs 1 and 2"
+        );
+    }
+    let csv = fs::read_to_string(one.join("placement.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    let rows: Vec<&str> = lines.collect();
+    // 3 detectors x 6 distributions.
+    assert_eq!(rows.len(), 18, "{csv}");
+    for row in &rows {
+        let share: f64 = column(header, row, "moved_per_true_share").parse().unwrap();
+        let expected = if column(header, row, "distribution") == "modulo-eject" {
+            0.9
+        } else {
+            0.1
+        };
+        // 20,000 keys: the share is within a few points of (N-1)/N or 1/N.
+        assert!((share - expected).abs() < 0.03, "{row}");
+        assert_eq!(column(header, row, "true_declarations"), "40", "{row}");
+        assert_eq!(column(header, row, "false_declarations"), "0", "{row}");
+    }
+    let html = fs::read_to_string(one.join("index.html")).unwrap();
+    assert!(
+        html.contains("placement-crash: key placement"),
+        "no placement section"
+    );
+    assert!(
+        html.contains("data-chart=\"placement\""),
+        "no placement chart"
+    );
+}
+
+const PLACEMENT: &str = r#"duration = "1m"
+seeds = 1
+
+[topology]
+kind = "mesh"
+nodes = 6
+
+[placement]
+servers = 3
+keys = 1000
+
+[[detectors]]
+name = "fixed"
+kind = "fixed-timeout"
+interval = "1s"
+timeout = "3s"
+"#;
+
+#[test]
+fn bad_placement_keys_are_one_error_with_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    let cases: [(&str, &str, &[&str]); 7] = [
+        (
+            "keys = 1000",
+            "keys = 1000\nreqests_per_second = 5",
+            &["bad.toml:11", "reqests_per_second", "requests_per_second"],
+        ),
+        (
+            "servers = 3",
+            "servers = 6",
+            &["bad.toml:9", "placement.servers", "at least one client"],
+        ),
+        (
+            "keys = 1000",
+            "keys = 1000\ndistributions = [\"ketama\", \"maglev\"]",
+            &["placement.distributions[1]", "maglev", "rendezvous"],
+        ),
+        (
+            "keys = 1000",
+            "keys = 1000\nweights = [1, 0, 2]",
+            &["placement.weights[1]", "at least 1"],
+        ),
+        (
+            "keys = 1000",
+            "keys = 1000\nweights = [1, 2]",
+            &["placement.weights", "2 weights for 3 servers"],
+        ),
+        (
+            "keys = 1000",
+            "keys = 1000\n[[placement.orders]]\nclients = [\"n4\"]\nservers = [\"n0\", \"n1\"]",
+            &["placement.orders[0].servers", "every server once"],
+        ),
+        (
+            "keys = 1000",
+            "keys = 0",
+            &["bad.toml:10", "placement.keys", "1 to"],
+        ),
+    ];
+    for (from, to, needles) in cases {
+        fs::write(&file, PLACEMENT.replace(from, to)).unwrap();
+        let o = fdlab(&["run", file.to_str().unwrap()]);
+        assert_one_error_line(&o, needles);
+    }
+    // And the good one runs.
+    fs::write(&file, PLACEMENT).unwrap();
+    let out = dir.path().join("r");
+    let o = fdlab(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(out.join("placement.csv").exists());
+}
