@@ -50,7 +50,8 @@
 //! those of healthy members) are judge B's, seed-paired, with Fieller's 95%
 //! interval for a ratio of paired means ([`crate::metrics::ratio_ci95`]).
 //!
-//! Outputs: `membership.csv` and `declarations.csv` ([`tables`]), the
+//! Outputs: `membership.csv`, `declarations.csv` and `comparisons.csv`
+//! ([`tables`]), the
 //! console table ([`terminal`]), per scenario a chart of median time to
 //! declaration against false declarations per node-hour ([`chart`]), the
 //! "Cluster membership" sections of `index.html` and `report.md`
@@ -91,7 +92,7 @@ pub use chart::cluster_chart_svg;
 pub use compare::{compare_judges, JudgeComparison, JudgeRuns, PairedRatio};
 pub use metrics::{cluster_metrics, summarize_judge, ClusterMetrics, DeclarationRow, JudgeSummary};
 pub use replay::write_cluster_replay;
-pub use tables::{write_membership_tables, DECLARATIONS_CSV, MEMBERSHIP_CSV};
+pub use tables::{write_membership_tables, COMPARISONS_CSV, DECLARATIONS_CSV, MEMBERSHIP_CSV};
 pub use terminal::cluster_terminal_table;
 pub use totals::{strict_declare_p50, summarize_totals, ClusterRunTotals};
 pub use verdict::cluster_verdict;
