@@ -300,14 +300,14 @@ fn comparisons_csv_holds_the_ratio_of_two_judges_with_its_interval() {
     // b = [3, 2, 3]: ratio 7 / (8/3) = 2.625; A = 64/9 − t²/27 =
     // 5.05408586, B = 56/3 − t²/9 = 12.49559090, C = 24.31569695,
     // √D = 5.76594936: 1.33152498 and 3.61322320.
-    // In mixed, neither judge declared a healthy member (no ratio, an
-    // interval that bounds nothing) and phi no live silo at all.
+    // In mixed, neither judge declared a healthy member and phi no live
+    // silo at all: no ratio, and no interval.
     assert_eq!(
         text,
         "scenario,judge_a,judge_b,seeds,a_false_healthy,b_false_healthy,\
          ratio_false_healthy,ratio_false_healthy_ci_low,ratio_false_healthy_ci_high,\
          a_false,b_false,ratio_false,ratio_false_ci_low,ratio_false_ci_high\n\
          membership-compared,swim,lifeguard,3,18,5,3.600000,1.773792,8.851004,21,8,2.625000,1.331525,3.613223\n\
-         membership-mixed,classic,phi,2,0,0,,0.000000,,2,0,,0.000000,\n"
+         membership-mixed,classic,phi,2,0,0,,,,2,0,,,\n"
     );
 }

@@ -27,11 +27,12 @@
 //!   declarations of healthy members over those seeds, `ratio_false_healthy`
 //!   mean(A's per-seed rates per node-hour) / mean(B's) with Fieller's 95%
 //!   interval (`_ci_low`, `_ci_high`); `a_false`, `b_false`, `ratio_false`
-//!   and its interval the same for all false declarations. The ratio is
-//!   empty when B made none; the interval is empty with fewer than two
-//!   seeds; `_ci_high` alone is empty when the interval has no upper bound
-//!   (B's rate is not clearly above zero with these seeds; `_ci_low` then
-//!   says how small the ratio can be, 0 when these seeds do not bound it).
+//!   and its interval the same for all false declarations. The ratio and
+//!   its interval are empty when B made none (a ratio to zero has no
+//!   value), the interval also with fewer than two seeds; `_ci_high` alone
+//!   is empty when the interval has no upper bound (B's rate is not
+//!   clearly above zero with these seeds; `_ci_low` then says how small the
+//!   ratio can be, 0 when these seeds do not bound it).
 //!
 //! Number formats (fixed, as in the other CSV files): times `*_s` in
 //! seconds with 6 decimals (whole microseconds, exact integer rounding for
@@ -303,14 +304,17 @@ pub fn write_comparisons(out: &mut dyn Write, metrics: &[ClusterMetrics]) -> io:
 }
 
 /// The two counts, the ratio and its interval's ends (ratios with 6
-/// decimals; empty when there is none).
+/// decimals; empty when there is none). An undefined ratio (B made none)
+/// has no interval either: [`crate::metrics::ratio_ci95`]'s `[0,
+/// unbounded)` then bounds nothing.
 fn push_ratio(row: &mut Vec<String>, r: &PairedRatio) {
+    let ci = r.ci.filter(|c| c.ratio.is_some());
     row.extend([
         r.a_count.to_string(),
         r.b_count.to_string(),
         opt(r.ratio, 6),
-        opt(r.ci.map(|c| c.low), 6),
-        opt(r.ci.and_then(|c| c.high), 6),
+        opt(ci.map(|c| c.low), 6),
+        opt(ci.and_then(|c| c.high), 6),
     ]);
 }
 
