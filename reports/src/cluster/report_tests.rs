@@ -310,4 +310,13 @@ fn comparisons_csv_holds_the_ratio_of_two_judges_with_its_interval() {
          membership-compared,swim,lifeguard,3,18,5,3.600000,1.773792,8.851004,21,8,2.625000,1.331525,3.613223\n\
          membership-mixed,classic,phi,2,0,0,,,,2,0,,,\n"
     );
+    // The verdict of the two judges says it in words.
+    let html = std::fs::read_to_string(out.join(INDEX_HTML)).unwrap();
+    assert!(
+        html.contains(
+            "<code>swim</code> made 3.6× as many false declarations of healthy members per node-hour \
+             as <code>lifeguard</code> (18 against 5; 95% interval over 3 seeds: 1.8× to 8.9×)"
+        ),
+        "{html}"
+    );
 }
