@@ -53,7 +53,12 @@ impl RatioCi {
     /// depends on more than this one holds.
     pub fn reciprocal(&self) -> Option<RatioCi> {
         let ratio = self.ratio.filter(|&r| r > 0.0)?;
-        debug_assert!(self.high.is_none_or(|h| h >= ratio && ratio >= self.low));
+        // The estimate lies in the interval (up to rounding).
+        let slack = 1e-9 * ratio;
+        debug_assert!(
+            ratio >= self.low - slack && self.high.is_none_or(|h| h >= ratio - slack),
+            "{self:?}"
+        );
         Some(match self.high {
             // [lo, hi] with 0 < lo: [1/hi, 1/lo]. With lo = 0 (the set
             // reached zero or below), the reciprocals of its positive part
@@ -259,6 +264,74 @@ mod tests {
         // Constant pairs: an interval of no width.
         let ci = ratio_ci95(&[2.0, 2.0], &[1.0, 1.0]).unwrap();
         assert_eq!((ci.ratio, ci.low, ci.high), (Some(2.0), 2.0, Some(2.0)));
+    }
+
+    #[test]
+    fn on_many_samples_the_estimate_is_inside_and_the_ends_solve_the_equation() {
+        // Paired counts: a shared per-seed difficulty plus each judge's own
+        // noise (xorshift, deterministic), 2 to 31 seeds.
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut draw = |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        for case in 0..500 {
+            let n = 2 + (case % 30);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for _ in 0..n {
+                let hard = draw(6);
+                a.push((3 * hard + draw(4)) as f64);
+                b.push((hard + draw(3)) as f64);
+            }
+            let ci = ratio_ci95(&a, &b).unwrap();
+            let Some(ratio) = ci.ratio else {
+                assert!(b.iter().all(|&v| v == 0.0));
+                continue;
+            };
+            let slack = 1e-9 * ratio.max(1.0);
+            assert!(ci.low <= ratio + slack, "{a:?} {b:?} {ci:?}");
+            assert!(ci.high.is_none_or(|h| ratio <= h + slack), "{ci:?}");
+            // An end that is a root (not clamped) solves the equation.
+            let (ma, mb) = (a.iter().sum::<f64>() / n as f64, ratio_mean(&b));
+            let t2 = t_975(n - 1).powi(2);
+            let var = |rho: f64| {
+                let d: f64 = a
+                    .iter()
+                    .zip(&b)
+                    .map(|(x, y)| {
+                        let e = (x - ma) - rho * (y - mb);
+                        e * e
+                    })
+                    .sum();
+                d / ((n - 1) * n) as f64
+            };
+            for rho in [Some(ci.low).filter(|&l| l > 0.0), ci.high]
+                .into_iter()
+                .flatten()
+            {
+                let (left, right) = ((ma - rho * mb).powi(2), t2 * var(rho));
+                assert!(
+                    (left - right).abs() <= 1e-7 * left.max(right).max(1.0),
+                    "{rho}: {left} != {right} ({a:?} {b:?})"
+                );
+            }
+            // The reverse, as the reciprocal.
+            if let Some(flipped) = ci.reciprocal() {
+                let reverse = ratio_ci95(&b, &a).unwrap();
+                let near = |x: f64, y: f64| (x - y).abs() <= 1e-7 * x.abs().max(1.0);
+                assert!(near(flipped.low, reverse.low), "{flipped:?} {reverse:?}");
+                match (flipped.high, reverse.high) {
+                    (Some(x), Some(y)) => assert!(near(x, y), "{flipped:?} {reverse:?}"),
+                    (x, y) => assert_eq!(x, y, "{a:?} {b:?}"),
+                }
+            }
+        }
+    }
+
+    fn ratio_mean(xs: &[f64]) -> f64 {
+        xs.iter().sum::<f64>() / xs.len() as f64
     }
 
     #[test]
