@@ -39,6 +39,7 @@ fn a_run_reports_every_judge_and_the_same_bytes_for_any_jobs() {
     for file in [
         "membership.csv",
         "declarations.csv",
+        "comparisons.csv",
         "index.html",
         "report.md",
     ] {
@@ -53,6 +54,15 @@ fn a_run_reports_every_judge_and_the_same_bytes_for_any_jobs() {
     // One row per scenario x judge (Orleans' three, SWIM and Lifeguard).
     let csv = fs::read_to_string(one.join("membership.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * 5, "{csv}");
+    // One row per scenario x ordered pair of judges: 5 x 4 / 2 each, every
+    // pair on the 3 seeds.
+    let comparisons = fs::read_to_string(one.join("comparisons.csv")).unwrap();
+    assert_eq!(comparisons.lines().count(), 1 + 2 * 10, "{comparisons}");
+    assert!(comparisons.starts_with("scenario,judge_a,judge_b,seeds,"));
+    assert!(comparisons
+        .lines()
+        .skip(1)
+        .all(|r| r.split(',').nth(3) == Some("3")));
     // The crash is declared in every run of every judge; the partitioned
     // silo is alive, so its declarations are false ones.
     let declarations = fs::read_to_string(one.join("declarations.csv")).unwrap();

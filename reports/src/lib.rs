@@ -22,8 +22,9 @@
 //! - [`report::write_report`]`(dir, &[ScenarioMetrics], &[About],
 //!   &[MembershipReport])` writes the run's report with a "cluster
 //!   membership" section per membership scenario, `membership.csv`,
-//!   `declarations.csv` and `charts/<scenario>-cluster.svg` (those only
-//!   when there are membership scenarios; either list may be empty);
+//!   `declarations.csv`, `comparisons.csv` and
+//!   `charts/<scenario>-cluster.svg` (those only when there are membership
+//!   scenarios; either list may be empty);
 //! - [`cluster::write_cluster_replay`]`(dir, &ClusterOutcome,
 //!   &[ClusterLogRecord])` writes the replay of one cluster run
 //!   (`trace.csv`, `timeline.svg`, `timeline.html`) and returns the

@@ -9,11 +9,11 @@
 //! - `report.md` ([`crate::markdown`]) and `index.html` ([`crate::html`],
 //!   self-contained: the same charts inline);
 //! - when the run has membership scenarios ([`crate::cluster`]):
-//!   `membership.csv` and `declarations.csv`, and per membership scenario
-//!   `charts/<scenario>-cluster.svg`, with a "cluster membership" section
-//!   in `report.md` and `index.html`. A run without membership scenarios
-//!   writes none of these (the directory is replaced whole, so no older
-//!   report's copy lingers).
+//!   `membership.csv`, `declarations.csv` and `comparisons.csv`, and per
+//!   membership scenario `charts/<scenario>-cluster.svg`, with a "cluster
+//!   membership" section in `report.md` and `index.html`. A run without
+//!   membership scenarios writes none of these (the directory is replaced
+//!   whole, so no older report's copy lingers).
 //!
 //! Detector colours are assigned once for the whole report (scenarios in the
 //! order given, detectors in each scenario's order, then the judges of the

@@ -27,7 +27,7 @@ use std::io;
 use std::path::Path;
 
 use crate::atomic::{temporary, write_file};
-use crate::cluster::{DECLARATIONS_CSV, MEMBERSHIP_CSV};
+use crate::cluster::{COMPARISONS_CSV, DECLARATIONS_CSV, MEMBERSHIP_CSV};
 use crate::placement::PLACEMENT_CSV;
 use crate::replay::{TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
 use crate::report::{CHARTS_DIR, INDEX_HTML, REPORT_MD};
@@ -42,12 +42,12 @@ pub const MARKER: &str = ".fdlab-report";
 pub const CALIBRATION_CSV: &str = "calibration.csv";
 
 /// The files of a run's report, besides its `charts` directory of SVG files.
-/// The last two are written only when the run has membership scenarios
+/// The last three are written only when the run has membership scenarios
 /// ([`crate::cluster`]); they are listed so that a report that has them is
 /// still recognised as a report (and replaced whole by the next, which
 /// leaves them out if it has none), and so that an input of that name is
 /// never overwritten.
-pub const RUN_REPORT_FILES: [&str; 11] = [
+pub const RUN_REPORT_FILES: [&str; 12] = [
     SUMMARY_CSV,
     SUMMARY_JSON,
     RUNS_CSV,
@@ -58,6 +58,7 @@ pub const RUN_REPORT_FILES: [&str; 11] = [
     INDEX_HTML,
     MEMBERSHIP_CSV,
     DECLARATIONS_CSV,
+    COMPARISONS_CSV,
     PLACEMENT_CSV,
 ];
 const REPLAY_FILES: [&str; 3] = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];

@@ -6,6 +6,7 @@ use fdlab_protocol::Nanos;
 use fdlab_sim::membership::outcome::{ClusterOutcome, Declaration};
 use fdlab_sim::stats::{mean_nanos, DurationStats};
 
+use super::compare::{compare_judges, JudgeComparison, JudgeRuns};
 use super::totals::{summarize_totals, ClusterRunTotals};
 use crate::metrics::rates::{per_second, rate_per_hour};
 use crate::metrics::MeanCi;
@@ -119,6 +120,9 @@ pub struct ClusterMetrics {
     pub seeds: Vec<u64>,
     /// Every declaration: runs in the order given, then time order.
     pub declarations: Vec<DeclarationRow>,
+    /// Every ordered pair of judges (A before B in judge order), paired by
+    /// seed ([`super::compare`]).
+    pub comparisons: Vec<JudgeComparison>,
 }
 
 impl ClusterMetrics {
@@ -145,13 +149,32 @@ pub fn cluster_metrics(scenario: &str, outcomes: &[ClusterOutcome]) -> ClusterMe
             seeds.push(o.seed);
         }
     }
-    let summary = judges
+    // Per judge, the seed and totals of each of its runs, in run order.
+    let runs: Vec<(Vec<u64>, Vec<ClusterRunTotals>)> = judges
         .iter()
         .map(|&judge| {
-            let runs: Vec<&ClusterOutcome> = outcomes.iter().filter(|o| o.judge == judge).collect();
-            summarize_judge(judge, &runs)
+            outcomes
+                .iter()
+                .filter(|o| o.judge == judge)
+                .map(|o| (o.seed, ClusterRunTotals::of(o)))
+                .unzip()
         })
         .collect();
+    let summary = judges
+        .iter()
+        .zip(&runs)
+        .map(|(&judge, (_, totals))| summarize_totals(judge, totals))
+        .collect();
+    let judge_runs: Vec<JudgeRuns> = judges
+        .iter()
+        .zip(&runs)
+        .map(|(&judge, (seeds, totals))| JudgeRuns {
+            judge,
+            seeds,
+            totals,
+        })
+        .collect();
+    let comparisons = compare_judges(&judge_runs, &seeds);
     let declarations = outcomes
         .iter()
         .flat_map(|o| {
@@ -167,6 +190,7 @@ pub fn cluster_metrics(scenario: &str, outcomes: &[ClusterOutcome]) -> ClusterMe
         summary,
         seeds,
         declarations,
+        comparisons,
     }
 }
 

@@ -231,3 +231,18 @@ fn the_synthetic_run_adds_up() {
     assert!(agreed > secs(20.0) && agreed < secs(20.1), "{agreed:?}");
     assert!(log.windows(2).all(|w| w[0].at() <= w[1].at()));
 }
+
+#[test]
+fn judges_are_compared_on_the_seeds_both_ran_with_node_time() {
+    let m = cluster_metrics("m", &outcomes());
+    assert_eq!(m.comparisons.len(), 1);
+    let c = &m.comparisons[0];
+    assert_eq!((c.judge_a.as_str(), c.judge_b.as_str()), ("classic", "phi"));
+    // phi's seed 1 had no node-time: only seed 2 is paired, where classic
+    // declared three live silos (none impaired) and phi none.
+    assert_eq!(c.seeds, 1);
+    let f = c.false_declarations;
+    assert_eq!((f.a_count, f.b_count, f.ratio, f.ci), (3, 0, None, None));
+    assert_eq!(c.false_healthy, f);
+    assert!(cluster_metrics("e", &[]).comparisons.is_empty());
+}

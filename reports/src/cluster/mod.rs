@@ -45,7 +45,13 @@
 //!   in the table, a safety violation that must stay 0 (shown so that it
 //!   is seen to be 0).
 //!
-//! Outputs: `membership.csv` and `declarations.csv` ([`tables`]), the
+//! And per ordered pair of judges ([`compare`], [`JudgeComparison`]): how
+//! many times judge A's false declarations per node-hour (all of them, and
+//! those of healthy members) are judge B's, seed-paired, with Fieller's 95%
+//! interval for a ratio of paired means ([`crate::metrics::ratio_ci95`]).
+//!
+//! Outputs: `membership.csv`, `declarations.csv` and `comparisons.csv`
+//! ([`tables`]), the
 //! console table ([`terminal`]), per scenario a chart of median time to
 //! declaration against false declarations per node-hour ([`chart`]), the
 //! "Cluster membership" sections of `index.html` and `report.md`
@@ -62,6 +68,7 @@
 //! appearance; sums of times are exact integer sums.
 
 pub mod chart;
+pub mod compare;
 pub mod fold;
 pub mod lag;
 pub mod lanes;
@@ -82,9 +89,10 @@ mod metrics_tests;
 mod report_tests;
 
 pub use chart::cluster_chart_svg;
+pub use compare::{compare_judges, JudgeComparison, JudgeRuns, PairedRatio};
 pub use metrics::{cluster_metrics, summarize_judge, ClusterMetrics, DeclarationRow, JudgeSummary};
 pub use replay::write_cluster_replay;
-pub use tables::{write_membership_tables, DECLARATIONS_CSV, MEMBERSHIP_CSV};
+pub use tables::{write_membership_tables, COMPARISONS_CSV, DECLARATIONS_CSV, MEMBERSHIP_CSV};
 pub use terminal::cluster_terminal_table;
 pub use totals::{strict_declare_p50, summarize_totals, ClusterRunTotals};
 pub use verdict::cluster_verdict;

@@ -4,6 +4,9 @@
 
 use std::path::Path;
 
+use fdlab_protocol::Nanos;
+use fdlab_sim::membership::outcome::Declaration;
+
 use super::fixture::synthetic;
 use super::*;
 use crate::metrics::scenario_metrics;
@@ -42,6 +45,45 @@ pub(crate) fn mixed(nodes: u32, extra_pauses: u32) -> MembershipReport {
     }
 }
 
+/// The synthetic scenario under `swim` and `lifeguard` on seeds 1 to 3,
+/// with false declarations of healthy members added: swim 6, 4 and 8,
+/// lifeguard 2, 1 and 2. Each run also has the synthetic run's false
+/// declaration of the paused n12 (not healthy), and the same node-time.
+pub(crate) fn compared() -> MembershipReport {
+    let healthy = |judge: &str, seed: u64| match (judge, seed) {
+        ("swim", 1) => 6,
+        ("swim", 2) => 4,
+        ("swim", _) => 8,
+        (_, 2) => 1,
+        _ => 2,
+    };
+    let runs: Vec<_> = ["swim", "lifeguard"]
+        .iter()
+        .flat_map(|j| {
+            [1, 2, 3].map(|seed| {
+                let mut o = synthetic(20, seed, j, 0).0;
+                for k in 0..healthy(j, seed) {
+                    o.declarations.push(Declaration {
+                        at: fixture::secs(100.0 + f64::from(k)),
+                        target: fixture::silo(3, 0),
+                        by: fixture::silo(4, 0),
+                        false_positive: true,
+                        impaired: false,
+                        destroyed: Nanos::ZERO,
+                        agreed: None,
+                    });
+                }
+                o.declarations.sort_by_key(|d| d.at);
+                o
+            })
+        })
+        .collect();
+    MembershipReport {
+        metrics: cluster_metrics("membership-compared", &runs),
+        about: ClusterAbout::default(),
+    }
+}
+
 fn names(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -72,6 +114,7 @@ fn a_report_of_membership_scenarios_alone() {
             ".fdlab-report",
             "charts/membership-mixed-cluster.svg",
             "classes.csv",
+            "comparisons.csv",
             "declarations.csv",
             "detections.csv",
             "index.html",
@@ -122,7 +165,9 @@ fn a_report_of_membership_scenarios_alone() {
     // A later run without membership scenarios replaces it whole.
     let m = scenario_metrics(&two_seeds());
     write_report(&out, &[m], &[], &[]).unwrap();
-    assert!(!out.join(MEMBERSHIP_CSV).exists() && !out.join(DECLARATIONS_CSV).exists());
+    for file in [MEMBERSHIP_CSV, DECLARATIONS_CSV, COMPARISONS_CSV] {
+        assert!(!out.join(file).exists(), "{file}");
+    }
 }
 
 #[test]
@@ -235,4 +280,43 @@ fn what_the_report_says_of_a_scenario() {
     let r = MembershipReport::new(&s, &[o]);
     assert_eq!(r.metrics.scenario, s.name);
     assert_eq!(r.metrics.summary[0].judge, "classic");
+}
+
+#[test]
+fn comparisons_csv_holds_the_ratio_of_two_judges_with_its_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    write_report(&out, &[], &[], &[compared(), mixed(20, 0)]).unwrap();
+    let text = std::fs::read_to_string(out.join(COMPARISONS_CSV)).unwrap();
+    // Every run has the same node-time, so the ratio of mean rates is
+    // that of mean counts, and Fieller's interval is that of the counts
+    // (scaling a and b alike leaves it unchanged).
+    // Healthy: a = [6, 4, 8], b = [2, 1, 2]: ā = 6, b̄ = 5/3, ratio 3.6;
+    // s_aa = 4, s_bb = 1/3, s_ab = 1; v = s / 3; t² = 18.51322729.
+    // A = 25/9 − t²/27 = 0.72075252, B = 10 − t²/9 = 3.82892424,
+    // C = 36 − 4t²/3 = 11.31569695, D = B² − AC = 6.50484368,
+    // √D = 2.55045950: (B ∓ √D) / A = 1.77379155 and 8.85100438.
+    // All false (each run adds one of the paused n12): a = [7, 5, 9],
+    // b = [3, 2, 3]: ratio 7 / (8/3) = 2.625; A = 64/9 − t²/27 =
+    // 5.05408586, B = 56/3 − t²/9 = 12.49559090, C = 24.31569695,
+    // √D = 5.76594936: 1.33152498 and 3.61322320.
+    // In mixed, neither judge declared a healthy member and phi no live
+    // silo at all: no ratio, and no interval.
+    assert_eq!(
+        text,
+        "scenario,judge_a,judge_b,seeds,a_false_healthy,b_false_healthy,\
+         ratio_false_healthy,ratio_false_healthy_ci_low,ratio_false_healthy_ci_high,\
+         a_false,b_false,ratio_false,ratio_false_ci_low,ratio_false_ci_high\n\
+         membership-compared,swim,lifeguard,3,18,5,3.600000,1.773792,8.851004,21,8,2.625000,1.331525,3.613223\n\
+         membership-mixed,classic,phi,2,0,0,,,,2,0,,,\n"
+    );
+    // The verdict of the two judges says it in words.
+    let html = std::fs::read_to_string(out.join(INDEX_HTML)).unwrap();
+    assert!(
+        html.contains(
+            "<code>swim</code> made 3.6× as many false declarations of healthy members per node-hour \
+             as <code>lifeguard</code> (18 against 5; 95% interval over 3 seeds: 1.8× to 8.9×)"
+        ),
+        "{html}"
+    );
 }

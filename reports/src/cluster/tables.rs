@@ -19,6 +19,20 @@
 //!   the silo's node was paused or starved then (a false declaration that
 //!   is not is one of a healthy member), and `destroyed_s` the node-time
 //!   it destroyed.
+//! - `comparisons.csv` ([`COMPARISONS_HEADER`]): one row per scenario ×
+//!   ordered pair of judges (`judge_a` before `judge_b` in judge order),
+//!   seed-paired ([`super::compare`]): `seeds` is the number of seeds both
+//!   ran with node-time, the pairs behind every figure of the row;
+//!   `a_false_healthy` and `b_false_healthy` the two judges' false
+//!   declarations of healthy members over those seeds, `ratio_false_healthy`
+//!   mean(A's per-seed rates per node-hour) / mean(B's) with Fieller's 95%
+//!   interval (`_ci_low`, `_ci_high`); `a_false`, `b_false`, `ratio_false`
+//!   and its interval the same for all false declarations. The ratio and
+//!   its interval are empty when B made none (a ratio to zero has no
+//!   value), the interval also with fewer than two seeds; `_ci_high` alone
+//!   is empty when the interval has no upper bound (B's rate is not
+//!   clearly above zero with these seeds; `_ci_low` then says how small the
+//!   ratio can be, 0 when these seeds do not bound it).
 //!
 //! Number formats (fixed, as in the other CSV files): times `*_s` in
 //! seconds with 6 decimals (whole microseconds, exact integer rounding for
@@ -33,6 +47,7 @@ use std::path::Path;
 
 use fdlab_protocol::Nanos;
 
+use super::compare::PairedRatio;
 use super::metrics::{ClusterMetrics, JudgeSummary};
 use crate::atomic::{ensure_dir, write_atomically};
 use crate::metrics::DurationStats;
@@ -40,6 +55,7 @@ use crate::tables::format::{hours, opt};
 
 pub const MEMBERSHIP_CSV: &str = "membership.csv";
 pub const DECLARATIONS_CSV: &str = "declarations.csv";
+pub const COMPARISONS_CSV: &str = "comparisons.csv";
 
 /// Columns of `membership.csv`.
 pub const MEMBERSHIP_HEADER: [&str; 49] = [
@@ -108,6 +124,24 @@ pub const DECLARATIONS_HEADER: [&str; 10] = [
     "agreed_s",
 ];
 
+/// Columns of `comparisons.csv`.
+pub const COMPARISONS_HEADER: [&str; 14] = [
+    "scenario",
+    "judge_a",
+    "judge_b",
+    "seeds",
+    "a_false_healthy",
+    "b_false_healthy",
+    "ratio_false_healthy",
+    "ratio_false_healthy_ci_low",
+    "ratio_false_healthy_ci_high",
+    "a_false",
+    "b_false",
+    "ratio_false",
+    "ratio_false_ci_low",
+    "ratio_false_ci_high",
+];
+
 /// Nanoseconds as seconds with 6 decimals, rounded to the nearest
 /// microsecond in integers.
 pub fn secs6(ns: u128) -> String {
@@ -119,8 +153,8 @@ fn opt_secs6(t: Option<Nanos>) -> String {
     t.map_or_else(String::new, |t| secs6(u128::from(t.0)))
 }
 
-/// Writes `membership.csv` and `declarations.csv` of `metrics` into `dir`
-/// (created if missing).
+/// Writes `membership.csv`, `declarations.csv` and `comparisons.csv` of
+/// `metrics` into `dir` (created if missing).
 pub fn write_membership_tables(dir: &Path, metrics: &[ClusterMetrics]) -> io::Result<()> {
     ensure_dir(dir)?;
     write_atomically(&dir.join(MEMBERSHIP_CSV), |out| {
@@ -128,6 +162,9 @@ pub fn write_membership_tables(dir: &Path, metrics: &[ClusterMetrics]) -> io::Re
     })?;
     write_atomically(&dir.join(DECLARATIONS_CSV), |out| {
         write_declarations(out, metrics)
+    })?;
+    write_atomically(&dir.join(COMPARISONS_CSV), |out| {
+        write_comparisons(out, metrics)
     })
 }
 
@@ -246,6 +283,41 @@ pub fn write_declarations(out: &mut dyn Write, metrics: &[ClusterMetrics]) -> io
     w.flush()
 }
 
+/// Writes `comparisons.csv` into `out`.
+pub fn write_comparisons(out: &mut dyn Write, metrics: &[ClusterMetrics]) -> io::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(COMPARISONS_HEADER)?;
+    for m in metrics {
+        for c in &m.comparisons {
+            let mut row = vec![
+                m.scenario.clone(),
+                c.judge_a.clone(),
+                c.judge_b.clone(),
+                c.seeds.to_string(),
+            ];
+            push_ratio(&mut row, &c.false_healthy);
+            push_ratio(&mut row, &c.false_declarations);
+            w.write_record(row)?;
+        }
+    }
+    w.flush()
+}
+
+/// The two counts, the ratio and its interval's ends (ratios with 6
+/// decimals; empty when there is none). An undefined ratio (B made none)
+/// has no interval either: [`crate::metrics::ratio_ci95`]'s `[0,
+/// unbounded)` then bounds nothing.
+fn push_ratio(row: &mut Vec<String>, r: &PairedRatio) {
+    let ci = r.ci.filter(|c| c.ratio.is_some());
+    row.extend([
+        r.a_count.to_string(),
+        r.b_count.to_string(),
+        opt(r.ratio, 6),
+        opt(ci.map(|c| c.low), 6),
+        opt(ci.and_then(|c| c.high), 6),
+    ]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::synthetic;
@@ -321,7 +393,7 @@ mod tests {
         assert_eq!(rows[2][2], "2");
         assert_eq!(rows[4][1], "phi");
         // Nothing else left in the directory (no temporary files).
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 
     #[test]
@@ -331,6 +403,7 @@ mod tests {
         for (file, len) in [
             (MEMBERSHIP_CSV, MEMBERSHIP_HEADER.len()),
             (DECLARATIONS_CSV, DECLARATIONS_HEADER.len()),
+            (COMPARISONS_CSV, COMPARISONS_HEADER.len()),
         ] {
             let (header, rows) = read(&dir.path().join(file));
             assert_eq!(header.len(), len);

@@ -4,8 +4,15 @@
 //!
 //! Only what the runs showed: a judge is named best only on a figure where
 //! it differs from the others, and every sentence carries its figure.
+//! With exactly two judges, one sentence says how many times one's false
+//! declarations of healthy members are the other's, with its 95% interval
+//! ([`super::compare`]; Fieller 1954, "Some problems in interval
+//! estimation", J. R. Stat. Soc. B 16(2)), as a claim such as Lifeguard's
+//! "fewer false positives than SWIM" is stated.
 
+use super::compare::JudgeComparison;
 use super::metrics::{ClusterMetrics, JudgeSummary};
+use crate::metrics::RatioCi;
 
 /// Seconds with one decimal.
 fn secs(n: fdlab_protocol::Nanos) -> String {
@@ -54,6 +61,9 @@ pub fn cluster_verdict(m: &ClusterMetrics) -> Vec<String> {
             lines.push(format!("no false declaration: `{}`", clean.join("`, `")));
         }
     }
+    if let ([comparison], 2) = (m.comparisons.as_slice(), judges.len()) {
+        lines.extend(healthy_ratio_line(comparison));
+    }
     let crashes = judges.iter().map(|j| j.crashes).max().unwrap_or(0);
     if crashes > 0 {
         let mut timed: Vec<(&str, fdlab_protocol::Nanos)> = judges
@@ -87,6 +97,111 @@ pub fn cluster_verdict(m: &ClusterMetrics) -> Vec<String> {
         }
     }
     lines
+}
+
+/// A ratio as `3.7×`: two significant digits (`12×`, `0.61×`).
+fn times(ratio: f64) -> String {
+    if ratio >= 9.95 {
+        format!("{ratio:.0}×")
+    } else if ratio >= 0.995 {
+        format!("{ratio:.1}×")
+    } else {
+        format!("{ratio:.2}×")
+    }
+}
+
+/// `20 seeds`, `1 seed`.
+fn seeds_phrase(seeds: usize) -> String {
+    format!("{seeds} seed{}", if seeds == 1 { "" } else { "s" })
+}
+
+/// The two judges' false declarations of healthy members, the judge with
+/// the higher rate first: the ratio of their mean rates per node-hour over
+/// the seeds both ran, the counts, and the 95% interval. `None` when no
+/// seed was paired, or when neither judge declared any live silo (the
+/// verdict has said so).
+fn healthy_ratio_line(c: &JudgeComparison) -> Option<String> {
+    if c.seeds == 0 {
+        return None;
+    }
+    let h = c.false_healthy;
+    let seeds = seeds_phrase(c.seeds);
+    let (a, b) = (c.judge_a.as_str(), c.judge_b.as_str());
+    match (h.a_count, h.b_count) {
+        (0, 0) => {
+            let f = c.false_declarations;
+            (f.a_count + f.b_count > 0).then(|| {
+                format!("neither `{a}` nor `{b}` declared a healthy member Dead ({seeds})")
+            })
+        }
+        (n, 0) => Some(none_of_one(a, n, b, &seeds)),
+        (0, n) => Some(none_of_one(b, n, a, &seeds)),
+        (a_count, b_count) => {
+            // Both made some, on paired seeds with node-time: both mean
+            // rates are above zero.
+            let ratio = h.ratio?;
+            debug_assert!(ratio > 0.0);
+            let (more, fewer, counts, ratio, ci) = if ratio >= 1.0 {
+                (a, b, (a_count, b_count), ratio, h.ci)
+            } else {
+                (
+                    b,
+                    a,
+                    (b_count, a_count),
+                    1.0 / ratio,
+                    h.ci.and_then(|ci| ci.reciprocal()),
+                )
+            };
+            Some(format!(
+                "`{more}` made {} as many false declarations of healthy members per node-hour as `{fewer}` ({} against {}; {})",
+                times(ratio),
+                counts.0,
+                counts.1,
+                interval_phrase(ci, &seeds)
+            ))
+        }
+    }
+}
+
+/// `more` declared a healthy member Dead `n` times, `none` never.
+fn none_of_one(more: &str, n: u64, none: &str, seeds: &str) -> String {
+    let times = if n == 1 {
+        "once".to_string()
+    } else {
+        format!("{n} times")
+    };
+    format!("`{more}` declared a healthy member Dead {times} and `{none}` never (the same {seeds})")
+}
+
+/// The 95% interval of a ratio of at least 1, in words.
+fn interval_phrase(ci: Option<RatioCi>, seeds: &str) -> String {
+    let Some(ci) = ci else {
+        return "one seed: no interval".to_string();
+    };
+    let unclear = ci.low <= 1.0;
+    match ci.high {
+        Some(high) if unclear => format!(
+            "95% interval over {seeds}: {} to {}, so not clearly more",
+            times(ci.low),
+            times(high)
+        ),
+        Some(high) => format!(
+            "95% interval over {seeds}: {} to {}",
+            times(ci.low),
+            times(high)
+        ),
+        None if ci.low == 0.0 => {
+            format!("these {seeds} are too few to bound the ratio")
+        }
+        None if unclear => format!(
+            "95% interval over {seeds}: at least {}, with no upper bound, so not clearly more",
+            times(ci.low)
+        ),
+        None => format!(
+            "95% interval over {seeds}: at least {}; the interval has no upper bound with these seeds",
+            times(ci.low)
+        ),
+    }
 }
 
 /// The judge that cost the cluster least: the fewest false declarations,
@@ -132,6 +247,133 @@ fn best_line(judges: &[JudgeSummary]) -> String {
 mod tests {
     use super::*;
     use crate::cluster::fixture;
+
+    use crate::cluster::compare::PairedRatio;
+    use crate::metrics::ratio_ci95;
+
+    /// `a` against `b` with these per-seed counts of false declarations of
+    /// healthy members (as rates: one node-hour per run), and one more
+    /// false declaration each of an impaired silo.
+    fn compared(a: (&str, &[f64]), b: (&str, &[f64])) -> JudgeComparison {
+        let ci = ratio_ci95(a.1, b.1);
+        let count = |xs: &[f64]| xs.iter().sum::<f64>() as u64;
+        let ratio = ci.and_then(|c| c.ratio);
+        let healthy = PairedRatio {
+            a_count: count(a.1),
+            b_count: count(b.1),
+            ratio,
+            ci,
+        };
+        JudgeComparison {
+            judge_a: a.0.into(),
+            judge_b: b.0.into(),
+            seeds: a.1.len(),
+            false_healthy: healthy,
+            false_declarations: PairedRatio {
+                a_count: healthy.a_count + 1,
+                b_count: healthy.b_count + 1,
+                ..healthy
+            },
+        }
+    }
+
+    fn line(a: (&str, &[f64]), b: (&str, &[f64])) -> Option<String> {
+        healthy_ratio_line(&compared(a, b))
+    }
+
+    #[test]
+    fn two_judges_get_the_ratio_of_their_false_declarations_of_healthy_members() {
+        // The report fixture: swim 6, 4, 8 against lifeguard 2, 1, 2 on the
+        // same node-time: 3.6× in [1.7738, 8.8510] (worked in
+        // report_tests).
+        let m = super::super::report_tests::compared().metrics;
+        let said = "`swim` made 3.6× as many false declarations of healthy members per node-hour as `lifeguard` (18 against 5; 95% interval over 3 seeds: 1.8× to 8.9×)";
+        let text = cluster_verdict(&m);
+        assert_eq!(
+            text.iter().filter(|l| l.as_str() == said).count(),
+            1,
+            "{text:?}"
+        );
+        // Given the other way round, the same sentence: the judge with more
+        // first, through the reciprocal interval.
+        let (swim, lifeguard): (&[f64], &[f64]) = (&[6.0, 4.0, 8.0], &[2.0, 1.0, 2.0]);
+        assert_eq!(
+            line(("lifeguard", lifeguard), ("swim", swim)).unwrap(),
+            said
+        );
+        assert_eq!(
+            line(("swim", swim), ("lifeguard", lifeguard)).unwrap(),
+            said
+        );
+        // A third judge: no such sentence.
+        let mut three = m.clone();
+        three.summary.push(three.summary[0].clone());
+        assert!(cluster_verdict(&three).iter().all(|l| l != said));
+    }
+
+    #[test]
+    fn the_ratio_sentence_says_what_the_interval_cannot() {
+        // 12× with no upper bound: the ratio_ci95 hand case, at least
+        // 4.8701.
+        assert_eq!(
+            line(("swim", &[10.0, 12.0, 14.0]), ("lifeguard", &[0.0, 1.0, 2.0])).unwrap(),
+            "`swim` made 12× as many false declarations of healthy members per node-hour as `lifeguard` (36 against 3; 95% interval over 3 seeds: at least 4.9×; the interval has no upper bound with these seeds)"
+        );
+        // The same counts: 1.0×, and nothing bounded.
+        assert_eq!(
+            line(("a", &[0.0, 1.0, 2.0]), ("b", &[0.0, 1.0, 2.0])).unwrap(),
+            "`a` made 1.0× as many false declarations of healthy members per node-hour as `b` (3 against 3; these 3 seeds are too few to bound the ratio)"
+        );
+        // An interval that includes 1×.
+        let text = line(("a", &[3.0, 5.0, 4.0]), ("b", &[4.0, 3.0, 3.0])).unwrap();
+        assert!(text.ends_with(", so not clearly more)"), "{text}");
+        // One seed.
+        assert!(
+            line(("a", &[4.0]), ("b", &[2.0])).is_none(),
+            "no ratio_ci95 of one seed"
+        );
+        let mut one = compared(("a", &[4.0]), ("b", &[2.0]));
+        one.false_healthy.ratio = Some(2.0);
+        assert!(healthy_ratio_line(&one)
+            .unwrap()
+            .ends_with("(4 against 2; one seed: no interval)"));
+    }
+
+    #[test]
+    fn none_on_one_side_or_both() {
+        assert_eq!(
+            line(("swim", &[3.0, 4.0]), ("lifeguard", &[0.0, 0.0])).unwrap(),
+            "`swim` declared a healthy member Dead 7 times and `lifeguard` never (the same 2 seeds)"
+        );
+        assert_eq!(
+            line(("lifeguard", &[0.0, 0.0]), ("swim", &[3.0, 4.0])).unwrap(),
+            "`swim` declared a healthy member Dead 7 times and `lifeguard` never (the same 2 seeds)"
+        );
+        assert_eq!(
+            line(("a", &[0.0, 0.0]), ("b", &[1.0, 0.0])).unwrap(),
+            "`b` declared a healthy member Dead once and `a` never (the same 2 seeds)"
+        );
+        assert_eq!(
+            line(("a", &[0.0, 0.0]), ("b", &[0.0, 0.0])).unwrap(),
+            "neither `a` nor `b` declared a healthy member Dead (2 seeds)"
+        );
+        // No false declaration at all: the verdict has said so already.
+        let mut clean = compared(("a", &[0.0, 0.0]), ("b", &[0.0, 0.0]));
+        clean.false_declarations.a_count = 0;
+        clean.false_declarations.b_count = 0;
+        assert_eq!(healthy_ratio_line(&clean), None);
+        clean.seeds = 0;
+        assert_eq!(healthy_ratio_line(&clean), None);
+    }
+
+    #[test]
+    fn ratios_have_two_significant_digits() {
+        assert_eq!(times(3.66), "3.7×");
+        assert_eq!(times(12.4), "12×");
+        assert_eq!(times(9.96), "10×");
+        assert_eq!(times(0.613), "0.61×");
+        assert_eq!(times(1.0), "1.0×");
+    }
 
     #[test]
     fn names_false_declarations_and_the_fastest_judge() {

@@ -44,7 +44,7 @@ pub fn mean_ci95(values: &[f64]) -> Option<MeanCi> {
 /// The 0.975 quantile of Student's t distribution with `df` degrees of freedom:
 /// a table up to 30, then the Cornish–Fisher expansion around the normal
 /// quantile (error below 1e-4 there).
-fn t_975(df: usize) -> f64 {
+pub(crate) fn t_975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
         12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281, 2.2010,
         2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739,

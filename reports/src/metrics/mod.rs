@@ -69,6 +69,9 @@
 //! carry the same weight (the same faults and pairs every seed, the usual case).
 //! When every run has zero mistakes the rate interval is `[0, 0]`: seeds did not
 //! disagree, which says nothing about rates below one mistake per run.
+//! The ratio of the means of two sets of per-run values paired by seed (one
+//! judge's false declarations per node-hour against another's) gets
+//! Fieller's interval ([`ratio_ci95`]), which uses the pairing.
 //!
 //! Determinism: no hash maps; sums of times are exact integer sums (`u128`
 //! nanoseconds); float sums run in a fixed order (pairs in order, seeds in the
@@ -78,6 +81,7 @@ mod ci;
 mod classes;
 mod judge;
 pub(crate) mod rates;
+mod ratio_ci;
 mod recovery;
 mod run;
 mod spans;
@@ -96,6 +100,7 @@ pub use classes::{summarize_classes, ClassSummary, LinkClass};
 /// compute percentiles the same way; re-exported here for existing users.
 pub use fdlab_sim::stats::{nearest_rank, DurationStats};
 pub use judge::{pair_metrics, Detection, Mistake, MistakeEnd, PairMetrics};
+pub use ratio_ci::{ratio_ci95, RatioCi};
 pub use recovery::Recovery;
 pub use run::{run_metrics, DetectorRun, RunMetrics, RunTotals};
 pub use summary::{summarize, summarize_totals, DetectorSummary};
