@@ -264,7 +264,7 @@ fn write_all_files(
     }
     let mut placed = Vec::with_capacity(placement.len());
     for r in placement {
-        let stem = format!("{}-placement", file_stem(&r.metrics.scenario, &stems));
+        let stem = file_stem(&format!("{}-placement", r.metrics.scenario), &stems);
         stems.push(stem.clone());
         placed.push(PlacementSection {
             report: r,

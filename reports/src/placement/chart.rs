@@ -3,12 +3,18 @@
 //! detector's median time to Failed on a client–server pair, keys moved by
 //! false declarations per healthy server-hour), coloured by distribution;
 //! a detector's points share its x. Down and to the left is better.
+//!
+//! With nothing to detect (no detector has a detection time), the x axis
+//! is the false declarations per healthy server-hour instead: each
+//! distribution's points then lie on a line whose slope is the keys one
+//! false declaration moves under it.
 
 use std::io;
 
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::metrics::{PlacementMetrics, PlacementSummary};
 use crate::charts::tradeoff::{fmt_rate, rate_tick, rate_top};
@@ -44,7 +50,10 @@ pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Resul
         .filter_map(|s| Some((s, s.detect_p50?.as_secs_f64())))
         .collect();
     if points.is_empty() {
-        return Ok(Chart::Nothing(NO_DETECTION.to_string()));
+        if m.summary.iter().all(|s| s.false_declarations == 0) {
+            return Ok(Chart::Nothing(NO_DETECTION.to_string()));
+        }
+        return by_false_declarations(m, palette);
     }
     let mut distributions: Vec<&str> = Vec::new();
     for s in &m.summary {
@@ -111,7 +120,7 @@ where
         .build_cartesian_2d::<X, RangedCoordf64>(x, (-top * BELOW_ZERO..top).into())
         .map_err(chart_error)?;
     let x_label = |v: &f64| axis.label(*v);
-    let y_label = |v: &f64| rate_tick(*v);
+    let y_label = |v: &f64| count_tick(*v);
     {
         let mut mesh = chart.configure_mesh();
         mesh.x_desc(axis.name("detector's median time to Failed"))
@@ -149,7 +158,8 @@ where
             )))
             .map_err(chart_error)?;
     }
-    // Each detector named once, above its highest point.
+    // Each detector named once, above its highest point, staggered so that
+    // names of close detectors do not overlap.
     let mut named: Vec<&str> = Vec::new();
     for (s, x) in points {
         if named.contains(&s.detector.as_str()) {
@@ -161,16 +171,153 @@ where
             .filter(|p| p.0.detector == s.detector)
             .map(|p| lost(p.0))
             .fold(0.0, f64::max);
-        let label = format!("{} ({}/server-h)", s.detector, fmt_rate(high));
+        let x = axis.clamp(*x);
+        let lift = top * (0.04 + 0.07 * ((named.len() - 1) % 3) as f64);
+        let label = if all_zero {
+            s.detector.clone()
+        } else {
+            format!("{} ({}/server-h)", s.detector, fmt_rate(high))
+        };
         chart
             .draw_series(std::iter::once(Text::new(
                 label,
-                (axis.clamp(*x), high + top * 0.05),
-                (FONT, TICK_SIZE).into_font().color(&BLACK),
+                (x, high + lift),
+                name_style(share_of(axis, x)),
             )))
             .map_err(chart_error)?;
     }
     Ok(())
+}
+
+/// A tick of a count axis: 1.4M, 200k, 35, 0.5.
+fn count_tick(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        rate_tick(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.1}");
+    s.strip_suffix(".0").map_or(s.clone(), str::to_string)
+}
+
+/// The style of a detector's name: anchored on the side with room for it.
+fn name_style(share_of_axis: f64) -> TextStyle<'static> {
+    let side = if share_of_axis > 0.75 {
+        HPos::Right
+    } else {
+        HPos::Left
+    };
+    TextStyle::from((FONT, TICK_SIZE))
+        .color(&BLACK)
+        .pos(Pos::new(side, VPos::Bottom))
+}
+
+/// False declarations per healthy server-hour.
+fn false_rate(s: &PlacementSummary) -> f64 {
+    let hours = s.healthy_server_time as f64 / 3.6e12;
+    if hours > 0.0 {
+        s.false_declarations as f64 / hours
+    } else {
+        0.0
+    }
+}
+
+/// The chart with nothing to detect: keys lost against false declarations.
+fn by_false_declarations(m: &PlacementMetrics, palette: &Palette) -> io::Result<Chart> {
+    let mut distributions: Vec<&str> = Vec::new();
+    for s in &m.summary {
+        if !distributions.contains(&s.distribution.as_str()) {
+            distributions.push(&s.distribution);
+        }
+    }
+    let legend: Vec<(String, RGBColor, Marker)> = distributions
+        .iter()
+        .map(|d| (d.to_string(), palette.colour(d), Marker::Dot))
+        .collect();
+    let title = format!(
+        "{}: cache lost against false declarations (nothing to detect)",
+        m.scenario
+    );
+    let x_top = rate_top(m.summary.iter().map(false_rate));
+    let y_top = rate_top(m.summary.iter().map(lost));
+    let mut svg = String::new();
+    {
+        let (w, h) = SCENARIO_CHART_SIZE;
+        let root = SVGBackend::with_string(&mut svg, (w, h + legend_height(legend.len())))
+            .into_drawing_area();
+        root.fill(&WHITE).map_err(chart_error)?;
+        let (plot, legend_area) = root.split_vertically(h);
+        draw_legend(&legend_area, &legend)?;
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(&title, (FONT, TITLE_SIZE))
+            .margin(12)
+            .margin_right(RIGHT_ROOM)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d(-x_top * BELOW_ZERO..x_top, -y_top * BELOW_ZERO..y_top)
+            .map_err(chart_error)?;
+        let tick = |v: &f64| count_tick(*v);
+        chart
+            .configure_mesh()
+            .x_desc("false declarations per healthy server-hour")
+            .y_desc(RATE_NAME)
+            .axis_desc_style((FONT, AXIS_NAME_SIZE))
+            .label_style((FONT, TICK_SIZE))
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(RGBColor(225, 225, 225))
+            .draw()
+            .map_err(chart_error)?;
+        for s in &m.summary {
+            chart
+                .draw_series(std::iter::once(Circle::new(
+                    (false_rate(s), lost(s)),
+                    POINT_RADIUS,
+                    palette.colour(&s.distribution).filled(),
+                )))
+                .map_err(chart_error)?;
+        }
+        // Each detector named once, beside its highest point.
+        let mut named: Vec<&str> = Vec::new();
+        for s in &m.summary {
+            if named.contains(&s.detector.as_str()) {
+                continue;
+            }
+            named.push(&s.detector);
+            let high = m
+                .summary
+                .iter()
+                .filter(|p| p.detector == s.detector)
+                .map(lost)
+                .fold(0.0, f64::max);
+            let lift = y_top * (0.04 + 0.07 * ((named.len() - 1) % 3) as f64);
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    s.detector.clone(),
+                    (false_rate(s), high + lift),
+                    name_style(false_rate(s) / x_top),
+                )))
+                .map_err(chart_error)?;
+        }
+        root.present().map_err(chart_error)?;
+    }
+    Ok(Chart::Svg(finish_svg(svg, PLACEMENT, &m.scenario, &title)))
+}
+
+/// Where `x` is along `axis`, from 0 (its start) to 1 (its end).
+fn share_of(axis: &TimeAxis, x: f64) -> f64 {
+    if axis.log {
+        (x / axis.low).ln() / (axis.high / axis.low).ln()
+    } else {
+        (x - axis.low) / (axis.high - axis.low)
+    }
 }
 
 /// `x` moved by `share` of the axis (in its own scale).
