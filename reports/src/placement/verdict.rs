@@ -56,9 +56,11 @@ pub fn placement_verdict(m: &PlacementMetrics) -> Vec<String> {
             parts.join(", ")
         ));
     }
+    // The first of equals (`max_by` keeps the last, so from the end).
     let worst = m
         .summary
         .iter()
+        .rev()
         .filter(|s| s.false_declarations > 0)
         .max_by(|a, b| lost(a).total_cmp(&lost(b)));
     match worst {
@@ -71,5 +73,89 @@ pub fn placement_verdict(m: &PlacementMetrics) -> Vec<String> {
         )),
         None => lines.push("no detector declared a reachable server dead".into()),
     }
+    let split = |s: &PlacementSummary| s.disagreement_per_hour().unwrap_or(0.0);
+    let most = m
+        .summary
+        .iter()
+        .rev()
+        .max_by(|a, b| split(a).total_cmp(&split(b)));
+    let least = m
+        .summary
+        .iter()
+        .min_by(|a, b| split(a).total_cmp(&split(b)));
+    if let (Some(most), Some(least)) = (most, least) {
+        if split(most) > 0.0 {
+            lines.push(format!(
+                "clients disagree on a key's server most under `{}` with `{}` ({} key-seconds per hour), least under `{}` with `{}` ({})",
+                most.detector,
+                most.distribution,
+                amount(Some(split(most))),
+                least.detector,
+                least.distribution,
+                amount(Some(split(least)))
+            ));
+        }
+    }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(
+        detector: &str,
+        distribution: &str,
+        moved_false: u64,
+        disagreement: u128,
+    ) -> PlacementSummary {
+        PlacementSummary {
+            detector: detector.into(),
+            distribution: distribution.into(),
+            runs: 1,
+            keys: 100,
+            true_declarations: 1,
+            false_declarations: u64::from(moved_false > 0),
+            moved_true: 10,
+            moved_false,
+            requests: 1_000,
+            misses: 10,
+            disagreement,
+            run_time: 3_600_000_000_000,
+            healthy_server_time: 3_600_000_000_000,
+            ..PlacementSummary::default()
+        }
+    }
+
+    #[test]
+    fn the_verdict_names_the_cheapest_the_share_moved_and_the_costliest() {
+        let m = PlacementMetrics {
+            scenario: "s".into(),
+            servers: 10,
+            clients: 2,
+            keys: 100,
+            seeds: 1,
+            summary: vec![
+                summary("a", "ketama", 10, 0),
+                summary("a", "modulo-eject", 90, 7_200_000_000_000),
+                summary("b", "ketama", 0, 0),
+                summary("b", "modulo-eject", 90, 0),
+            ],
+        };
+        let v = placement_verdict(&m);
+        assert!(v[0].starts_with("least costly: `b` with `ketama`"), "{v:?}");
+        // ketama: 10 + 10 + 10 keys over 3 declarations of 100 keys;
+        // modulo-eject: 10 + 90 + 10 + 90 over 4.
+        assert!(
+            v[1].contains("`ketama` 10.0%") && v[1].contains("`modulo-eject` 50.0%"),
+            "{v:?}"
+        );
+        // `a` and `b` lose as much under modulo-eject: the first is named.
+        assert!(v[2].contains("`a` under `modulo-eject`"), "{v:?}");
+        // 7,200 key-seconds in one hour.
+        assert!(
+            v[3].contains("most under `a` with `modulo-eject` (7200 key-seconds"),
+            "{v:?}"
+        );
+    }
 }
