@@ -177,6 +177,16 @@ mod tests {
                 continue;
             }
             assert!(!membership_name, "{name} has no [membership]");
+            // Key placement: memcached clients with one detector of each kind
+            // (SPEC §9), runs long enough for the cache to matter.
+            if scenario.is_placement() {
+                assert!(name.starts_with("placement-"), "{name}");
+                for baseline in ["fixed-3s", "phi-akka", "probe-orleans"] {
+                    assert!(detectors.contains(&baseline), "{name} lacks {baseline}");
+                }
+                continue;
+            }
+            assert!(!name.starts_with("placement-"), "{name} has no [placement]");
             for baseline in ["fixed-3s", "phi-akka", "phi-100ms", "probe-orleans"] {
                 assert!(detectors.contains(&baseline), "{name} lacks {baseline}");
             }
