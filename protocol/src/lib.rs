@@ -18,6 +18,7 @@ pub mod config;
 pub mod decay;
 pub mod detector;
 pub mod fixed;
+pub mod lockrpc;
 pub mod membership;
 pub mod phi;
 pub mod probe;
