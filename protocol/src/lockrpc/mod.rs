@@ -2,3 +2,7 @@
 pub mod breaker;
 pub mod config;
 pub mod verdict;
+pub mod channel;
+
+#[cfg(test)]
+mod tests;
