@@ -3,6 +3,8 @@ pub mod breaker;
 pub mod config;
 pub mod verdict;
 pub mod channel;
+pub mod dsync;
+pub mod unlock;
 
 #[cfg(test)]
 mod tests;
