@@ -7,4 +7,6 @@ pub mod dsync;
 pub mod unlock;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
