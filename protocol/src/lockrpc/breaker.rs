@@ -40,9 +40,13 @@ pub enum Admission {
 pub enum BreakerState {
     Closed,
     /// Skipping requests until this instant.
-    Open { until: Nanos },
+    Open {
+        until: Nanos,
+    },
     /// Window over; `probes` probes are out.
-    HalfOpen { probes: u32 },
+    HalfOpen {
+        probes: u32,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -91,7 +95,9 @@ impl Breaker {
     /// Whether a request at `now` would be let through (no state change).
     pub fn allow(&self, now: Nanos) -> bool {
         match self.open_until {
-            Some(until) if self.config.enabled => now >= until && self.probes_out < self.config.probes,
+            Some(until) if self.config.enabled => {
+                now >= until && self.probes_out < self.config.probes
+            }
             _ => true,
         }
     }

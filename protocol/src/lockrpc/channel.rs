@@ -146,22 +146,22 @@ pub struct ChannelCounters {
     pub statuses: u64,
     /// In-flight RPCs failed by a transport error or a tear-down.
     pub failed: u64,
-    /// 1. Timeouts, per op.
+    /// RustFS metric 1: timeouts, per op.
     pub timeouts: OpCounts,
-    /// 2. Channel evictions, per trigger.
+    /// RustFS metric 2: channel evictions, per trigger.
     pub evictions_timeout: u64,
     pub evictions_transport: u64,
-    /// 3. Evictions suppressed, per verdict.
+    /// RustFS metric 3: evictions suppressed, per verdict.
     pub suppressed_peer_recently_served: u64,
     pub suppressed_cooling_down: u64,
-    /// 4. Timed-out RPCs detached or aborted (cancelled).
+    /// RustFS metric 4: timed-out RPCs detached or aborted (cancelled).
     pub detached: u64,
     pub aborted: u64,
-    /// 5. Late completions of detached RPCs (an expiry or a failed
-    /// connection is an error).
+    /// RustFS metric 5: late completions of detached RPCs; an expiry or a failed
+    /// connection counts as an error.
     pub late_success: u64,
     pub late_error: u64,
-    /// 6. Late releases: asked for (`Release` events), then as reported.
+    /// RustFS metric 6: late releases: asked for (`Release` events), then as reported.
     pub late_releases: u64,
     pub late_released: u64,
     pub late_partial: u64,
@@ -430,7 +430,8 @@ impl PeerChannel {
 
     fn reset(&mut self, now: Nanos, rpc: RpcId, connection: ConnId) {
         self.counters.resets += 1;
-        self.events.push_back(ChannelEvent::Reset { rpc, connection });
+        self.events
+            .push_back(ChannelEvent::Reset { rpc, connection });
         let resets = {
             let count = self.resets.entry(connection).or_insert(0);
             *count += 1;

@@ -312,7 +312,10 @@ impl ChannelConfig {
         ensure_positive(u.server_lease, "unlock.server_lease")?;
         ensure_positive(self.dsync.refresh_interval, "dsync.refresh_interval")?;
         short(self.dsync.refresh_interval, "dsync.refresh_interval")?;
-        ensure_positive(self.dsync.refresh_call_deadline, "dsync.refresh_call_deadline")?;
+        ensure_positive(
+            self.dsync.refresh_call_deadline,
+            "dsync.refresh_call_deadline",
+        )?;
         ensure(
             self.dsync.refresh_call_deadline <= self.dsync.refresh_interval,
             "dsync.refresh_call_deadline",
@@ -331,7 +334,10 @@ mod tests {
         for kind in POLICY_KINDS {
             assert_eq!(PolicyKind::from_name(kind.name()), Some(kind));
         }
-        assert_eq!(PolicyKind::from_name("rustfs-breaker"), Some(PolicyKind::RustfsBreaker));
+        assert_eq!(
+            PolicyKind::from_name("rustfs-breaker"),
+            Some(PolicyKind::RustfsBreaker)
+        );
         assert_eq!(PolicyKind::from_name("Rustfs"), None);
     }
 
@@ -378,15 +384,24 @@ mod tests {
         let key = |c: ChannelConfig| c.validate().unwrap_err().key;
         let base = ChannelConfig::default;
         assert_eq!(
-            key(ChannelConfig { rpc_deadline: Nanos::ZERO, ..base() }),
+            key(ChannelConfig {
+                rpc_deadline: Nanos::ZERO,
+                ..base()
+            }),
             "rpc_deadline"
         );
         assert_eq!(
-            key(ChannelConfig { reset_limit: 0, ..base() }),
+            key(ChannelConfig {
+                reset_limit: 0,
+                ..base()
+            }),
             "reset_limit"
         );
         assert_eq!(
-            key(ChannelConfig { detached_expiry: Nanos::from_secs(1), ..base() }),
+            key(ChannelConfig {
+                detached_expiry: Nanos::from_secs(1),
+                ..base()
+            }),
             "detached_expiry"
         );
         let mut c = base();

@@ -74,7 +74,13 @@ impl DsyncHolder {
 
     /// Server `server` answered round `round` at `now`; stale or duplicate
     /// answers are ignored.
-    pub fn handle_refresh_reply(&mut self, now: Nanos, round: u64, server: u32, reply: RefreshReply) {
+    pub fn handle_refresh_reply(
+        &mut self,
+        now: Nanos,
+        round: u64,
+        server: u32,
+        reply: RefreshReply,
+    ) {
         let Some(r) = self.round.as_mut() else {
             return;
         };
@@ -104,7 +110,8 @@ impl DsyncHolder {
                     deadline: now + self.config.refresh_call_deadline,
                     replies: BTreeMap::new(),
                 });
-                self.events.push_back(DsyncEvent::Refresh { round: self.rounds });
+                self.events
+                    .push_back(DsyncEvent::Refresh { round: self.rounds });
             }
         }
     }
@@ -119,8 +126,16 @@ impl DsyncHolder {
         let Some(r) = self.round.as_ref() else {
             return;
         };
-        let refreshed = r.replies.values().filter(|&&x| x == RefreshReply::Refreshed).count() as u32;
-        let not_found = r.replies.values().filter(|&&x| x == RefreshReply::NotFound).count() as u32;
+        let refreshed = r
+            .replies
+            .values()
+            .filter(|&&x| x == RefreshReply::Refreshed)
+            .count() as u32;
+        let not_found = r
+            .replies
+            .values()
+            .filter(|&&x| x == RefreshReply::NotFound)
+            .count() as u32;
         let tolerance = self.servers - self.quorum;
         let all_in = r.replies.len() as u32 == self.servers;
         let decided = refreshed >= self.quorum || not_found > tolerance;

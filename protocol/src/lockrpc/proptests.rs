@@ -10,20 +10,39 @@ use crate::time::Nanos;
 #[derive(Clone, Copy, Debug)]
 enum Input {
     /// Advance the clock, then send a fresh RPC.
-    Request { advance_ms: u64, kind: RpcKind },
+    Request {
+        advance_ms: u64,
+        kind: RpcKind,
+    },
     /// Advance, then answer the `pick`-th RPC sent so far.
-    Reply { advance_ms: u64, pick: usize, reply: Reply },
-    TransportError { advance_ms: u64 },
+    Reply {
+        advance_ms: u64,
+        pick: usize,
+        reply: Reply,
+    },
+    TransportError {
+        advance_ms: u64,
+    },
     /// Advance to the next timer if any, else by `advance_ms`.
-    Timeout { advance_ms: u64 },
+    Timeout {
+        advance_ms: u64,
+    },
 }
 
 fn kind() -> impl Strategy<Value = RpcKind> {
-    prop_oneof![Just(RpcKind::Lock), Just(RpcKind::Unlock), Just(RpcKind::Ping)]
+    prop_oneof![
+        Just(RpcKind::Lock),
+        Just(RpcKind::Unlock),
+        Just(RpcKind::Ping)
+    ]
 }
 
 fn reply() -> impl Strategy<Value = Reply> {
-    prop_oneof![Just(Reply::Granted), Just(Reply::Denied), Just(Reply::Status)]
+    prop_oneof![
+        Just(Reply::Granted),
+        Just(Reply::Denied),
+        Just(Reply::Status)
+    ]
 }
 
 fn input() -> impl Strategy<Value = Input> {
@@ -72,7 +91,11 @@ fn drive(config: ChannelConfig, inputs: &[Input]) -> (PeerChannel, Vec<(Nanos, C
                 ch.handle_request(now, sent, kind);
                 sent += 1;
             }
-            Input::Reply { advance_ms, pick, reply } => {
+            Input::Reply {
+                advance_ms,
+                pick,
+                reply,
+            } => {
                 events.extend(advance(&mut now, &mut ch, advance_ms));
                 if sent > 0 {
                     ch.handle_reply(now, pick as u64 % sent, reply);
@@ -105,7 +128,10 @@ fn check(ch: &PeerChannel) {
     // Every timeout is detached or aborted.
     assert_eq!(c.detached + c.aborted, c.timeouts.total());
     // Every detached RPC ends late once, or is still running.
-    assert_eq!(c.detached, c.late_success + c.late_error + ch.detached() as u64);
+    assert_eq!(
+        c.detached,
+        c.late_success + c.late_error + ch.detached() as u64
+    );
     // Every sent RPC is answered, failed, timed out, or still in flight.
     assert_eq!(
         c.sent.total(),

@@ -194,7 +194,10 @@ fn dead_peer_rustfs_evicts_at_most_once_per_cooldown() {
     let r = run(preset(PolicyKind::Rustfs), ms(100), &phases);
     let evictions = r.times(|e| matches!(e, ChannelEvent::Evicted { .. }));
     assert!(!evictions.is_empty());
-    assert!(evictions.windows(2).all(|w| w[1] - w[0] >= s(5)), "{evictions:?}");
+    assert!(
+        evictions.windows(2).all(|w| w[1] - w[0] >= s(5)),
+        "{evictions:?}"
+    );
     assert!(evictions.len() <= 60 / 5 + 1);
     let c = r.channel.counters();
     assert!(c.suppressed_cooling_down > 0);
@@ -217,7 +220,10 @@ fn refusing_peer_one_transport_eviction_per_cooldown() {
             }
         )
     });
-    assert!(evictions.windows(2).all(|w| w[1] - w[0] >= s(5)), "{evictions:?}");
+    assert!(
+        evictions.windows(2).all(|w| w[1] - w[0] >= s(5)),
+        "{evictions:?}"
+    );
     assert!((12..=13).contains(&evictions.len()), "{evictions:?}");
     // A refused dial fails the request at once: no timeouts.
     assert_eq!(r.channel.counters().timeouts.total(), 0);
@@ -237,7 +243,11 @@ fn application_statuses_never_evict() {
         let r = run(preset(kind), ms(100), &[(s(60), status)]);
         let c = r.channel.counters();
         assert!(c.statuses >= 599);
-        assert_eq!((c.evictions(), c.suppressed(), c.redials), (0, 0, 0), "{c:?}");
+        assert_eq!(
+            (c.evictions(), c.suppressed(), c.redials),
+            (0, 0, 0),
+            "{c:?}"
+        );
     }
 }
 
@@ -309,9 +319,15 @@ fn late_grant_is_released_late_denial_is_not() {
     assert_eq!(
         events,
         [
-            ChannelEvent::LateCompletion { rpc: 1, success: true },
+            ChannelEvent::LateCompletion {
+                rpc: 1,
+                success: true
+            },
             ChannelEvent::Release { rpc: 1 },
-            ChannelEvent::LateCompletion { rpc: 2, success: true },
+            ChannelEvent::LateCompletion {
+                rpc: 2,
+                success: true
+            },
         ]
     );
     assert_eq!(ch.counters().late_releases, 1);
@@ -320,7 +336,10 @@ fn late_grant_is_released_late_denial_is_not() {
     ch.handle_reply(s(5), 1, Reply::Granted);
     assert_eq!(ch.counters().ignored_replies, 1);
     // The evicted channel re-dials on the next request.
-    assert_eq!(ch.handle_request(s(6), 3, RpcKind::Ping), Decision::RedialAndSend);
+    assert_eq!(
+        ch.handle_request(s(6), 3, RpcKind::Ping),
+        Decision::RedialAndSend
+    );
     assert_eq!(ch.poll_timeout(), Some(s(7)));
 }
 
@@ -342,7 +361,10 @@ fn transport_error_fails_in_flight_and_detached_rpcs() {
             ChannelEvent::Evicted {
                 trigger: Trigger::Transport
             },
-            ChannelEvent::LateCompletion { rpc: 2, success: false },
+            ChannelEvent::LateCompletion {
+                rpc: 2,
+                success: false
+            },
         ]
     );
     assert_eq!((ch.in_flight(), ch.detached()), (0, 0));
