@@ -13,11 +13,14 @@
 //! | `adaptive-probe` | [`probe`] | Orleans' `SiloHealthMonitor` |
 //! | `dataflow-decay` | [`decay`] | health score carried by the data stream |
 //! | `two-stage` | [`two_stage`] | fast suspicion, slow confirmation |
+//!
+//! [`lockrpc`] holds the lock-RPC channel policies of SPEC §10 (RustFS, MinIO dsync).
 
 pub mod config;
 pub mod decay;
 pub mod detector;
 pub mod fixed;
+pub mod lockrpc;
 pub mod membership;
 pub mod phi;
 pub mod placement;

@@ -1,0 +1,98 @@
+//! Lock-RPC channel policies: SPEC §10, "slow is not dead".
+//!
+//! A client holds one channel per lock-server peer. When a lock RPC misses
+//! its deadline, the policy decides whether the peer is slow (keep the
+//! channel) or gone (evict it and re-dial), and whether the timed-out RPC
+//! is left running (detached) or cancelled (a stream reset; too many and
+//! the server tears the connection down). Sans-IO like the detectors
+//! (SPEC §2): `handle_*(now, ..)` inputs, `poll_*` outputs, `poll_timeout`;
+//! no clock, IO or randomness; ordered collections wherever iteration
+//! order reaches an output.
+//!
+//! | file | concept |
+//! |---|---|
+//! | [`config`] | [`PolicyKind`], [`ChannelConfig`] and its presets, quorum rules |
+//! | [`verdict`] | RustFS's `eviction_verdict` as a pure function |
+//! | [`breaker`] | RustFS's per-peer request breaker |
+//! | [`channel`] | [`PeerChannel`]: one client's channel to one peer |
+//! | [`unlock`] | the retry schedule of a failed unlock |
+//! | [`dsync`] | a MinIO-dsync-like lock holder (refresh, quorum) |
+//!
+//! Sources (facts carried over; no code copied):
+//! - rustfs/rustfs `crates/ecstore/src/cluster/rpc/remote_locker.rs`:
+//!   `eviction_verdict`, `LockPeerChannelHealth`, `maybe_evict_connection`,
+//!   `detach_timed_out_rpc`, `late_release_hook`, `admit_lock_request`,
+//!   `record_request_timeout`, `is_transport_failure`; the metrics of
+//!   `rustfs_io_metrics::lock_metrics`;
+//! - rustfs/rustfs `crates/lock/src/distributed_lock.rs` (unlock retries);
+//! - issues rustfs/rustfs#7363 (reset / GOAWAY / re-dial storm), #7962
+//!   (hours of timeouts against a slow peer), #4567 (statuses are not
+//!   transport failures); PR #7970 (the request breaker);
+//! - h2 `DEFAULT_MAX_PENDING_ACCEPT_RESET_STREAMS` = 20 (`reset_limit`);
+//! - minio/minio `internal/dsync/drwmutex.go` (refresh interval and call
+//!   deadline, `refreshLock`'s rule, write quorum) and
+//!   `cmd/lock-rest-server.go` (1 min lock validity).
+//!
+//! Deviations from the sources, and modelling choices:
+//! 1. RustFS keeps one health record per peer address, shared by every
+//!    client task of a process; a [`PeerChannel`] is that record plus the
+//!    connection, for one client and one peer.
+//! 2. Resets: h2 counts remotely reset streams still waiting in the
+//!    server's accept queue; fdlab counts a connection's resets since its
+//!    last reply (any reply shows the server accepting streams again) and
+//!    tears it down at `reset_limit + 1`.
+//! 3. A tear-down or transport error fails every RPC in flight on the
+//!    connection, each judged as a transport failure (RustFS sees each
+//!    stream's error separately, with the same result); detached RPCs on it
+//!    end as late errors. After one the next request re-dials even when the
+//!    verdict kept the channel (tonic re-connects a broken channel by
+//!    itself); only `Evict` counts as an eviction.
+//! 4. A detached RPC that gets no reply ends as a late error
+//!    `detached_expiry` (10 s, the internode RPC timeout of the RustFS
+//!    issues) after it was sent; RustFS relies on the transport for this.
+//! 5. RustFS also releases on a late *error* (the server may have granted
+//!    the lock); fdlab releases only late grants (SPEC §10) and leaves the
+//!    rest to the server lease. Late releases' retries and their in-flight
+//!    budget (RustFS: 100 ms, 500 ms, 1 s; 32) belong to the host, which
+//!    reports outcomes through `record_late_release`.
+//! 6. The breaker's first window is a key (`breaker.first_window`, 1.5 s =
+//!    the 3 s deadline / 2), not derived from the deadline; RustFS's
+//!    in-flight admission limit while degraded is not modelled.
+//! 7. Health pings go through the same channel path (own 1 s deadline,
+//!    verdict, detach or cancel) but never through the breaker, which,
+//!    as RustFS's, guards lock acquisitions only.
+//! 8. The quick unlock retries wait 100 ms times the attempt number, as
+//!    RustFS's; the slow tail (1, 2, 4, 8, 16 s) is SPEC §10's.
+//! 9. dsync: offline servers (error, no answer by the 5 s call deadline)
+//!    count for neither side, as in current MinIO, so a holder cut off from
+//!    every server keeps its lock until servers answer "not found"; the
+//!    `dsync` channel preset is RustFS's, so that runs compare only the
+//!    holding rule.
+//! 10. `PolicyKind::Dsync` is a label: [`ChannelConfig::preset`] gives the
+//!     keys; a TOML table starting from the default gets RustFS's keys
+//!     whatever its `policy` says.
+
+pub mod breaker;
+pub mod channel;
+pub mod config;
+pub mod dsync;
+pub mod unlock;
+pub mod verdict;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+
+pub use breaker::{Admission, Breaker, BreakerState};
+pub use channel::{
+    ChannelCounters, ChannelEvent, ConnId, ConnState, Decision, LateReleaseOutcome, OpCounts,
+    PeerChannel, Reply, RpcId, RpcKind,
+};
+pub use config::{
+    read_quorum, write_quorum, BreakerConfig, ChannelConfig, DsyncConfig, PolicyKind, UnlockConfig,
+    POLICY_KINDS,
+};
+pub use dsync::{DsyncEvent, DsyncHolder, RefreshReply};
+pub use unlock::{UnlockEvent, UnlockRetry};
+pub use verdict::{eviction_verdict, ChannelHealth, Failure, Trigger, Verdict};
