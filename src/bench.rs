@@ -432,6 +432,7 @@ pub mod sim {
             clocks: Vec::new(),
             membership: None,
             placement: None,
+            lockrpc: None,
         }
     }
 

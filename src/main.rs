@@ -14,6 +14,7 @@ mod check;
 mod cluster_runs;
 mod list;
 mod live;
+mod lockrpc_runs;
 mod out_paths;
 mod place;
 mod run;

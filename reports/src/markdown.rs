@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use crate::cluster::section::{markdown_key, markdown_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
+use crate::lockrpc::section::LockrpcSection;
 use crate::placement::section::PlacementSection;
 use crate::report::ScenarioReport;
 
@@ -23,6 +24,7 @@ pub fn render(
     scenarios: &[ScenarioReport<'_>],
     membership: &[ClusterSection<'_>],
     placement: &[PlacementSection<'_>],
+    lockrpc: &[LockrpcSection<'_>],
 ) -> String {
     let mut out = String::new();
     let runs: usize = scenarios
@@ -42,7 +44,7 @@ pub fn render(
         out,
         "# fdlab report\n\n{} scenario(s), {runs} simulated run(s) (fdlab {}). {pooled} \
 `index.html` shows the same tables with the charts inline.\n",
-        scenarios.len() + membership.len(),
+        scenarios.len() + membership.len() + lockrpc.len(),
         env!("CARGO_PKG_VERSION")
     );
     for s in scenarios {
@@ -102,6 +104,9 @@ pub fn render(
     for s in placement {
         crate::placement::section::markdown_section(&mut out, s);
     }
+    for s in lockrpc {
+        crate::lockrpc::section::markdown_section(&mut out, s);
+    }
     if !scenarios.is_empty() {
         out.push_str("## How to read the tables\n\n");
         for (term, meaning) in KEY {
@@ -117,6 +122,10 @@ pub fn render(
     if !placement.is_empty() {
         out.push('\n');
         crate::placement::section::markdown_key(&mut out);
+    }
+    if !lockrpc.is_empty() {
+        out.push('\n');
+        crate::lockrpc::section::markdown_key(&mut out);
     }
     out
 }
