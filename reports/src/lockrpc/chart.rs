@@ -46,13 +46,17 @@ pub fn lockrpc_chart_svg(m: &LockrpcMetrics, palette: &Palette) -> Chart {
     }
     let dead = m.summary.iter().any(|s| s.stop_mean.is_some());
     let (x_name, title, x_of): (&str, &str, fn(&LockrpcSummary) -> f64) = if dead {
-        ("time to stop using a dead peer (s)", "dead-peer traffic against live-peer evictions", |s| {
-            s.stop_mean.map_or(0.0, |t| t.as_secs_f64())
-        })
+        (
+            "time to stop using a dead peer (s)",
+            "dead-peer traffic against live-peer evictions",
+            |s| s.stop_mean.map_or(0.0, |t| t.as_secs_f64()),
+        )
     } else {
-        ("lock latency p99 (ms); no peer was dead", "lock latency p99 against live-peer evictions", |s| {
-            s.latency_p99.map_or(0.0, |t| t.as_millis_f64())
-        })
+        (
+            "lock latency p99 (ms); no peer was dead",
+            "lock latency p99 against live-peer evictions",
+            |s| s.latency_p99.map_or(0.0, |t| t.as_millis_f64()),
+        )
     };
     let xs: Vec<f64> = m.summary.iter().map(x_of).collect();
     let ys: Vec<f64> = m.summary.iter().map(y_of).collect();
@@ -89,7 +93,10 @@ pub fn lockrpc_chart_svg(m: &LockrpcMetrics, palette: &Palette) -> Chart {
     }
     let mut ticks = vec![0.0];
     ticks.extend((0..=decades as i32).map(|k| 10f64.powi(k)));
-    for j in ticks.into_iter().filter(|&v| (1.0 + v).log10() <= decades + 1e-9) {
+    for j in ticks
+        .into_iter()
+        .filter(|&v| (1.0 + v).log10() <= decades + 1e-9)
+    {
         let y = py(j);
         let _ = writeln!(svg, "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"end\">{}</text>", LEFT + pw, LEFT - 6.0, y + 4.0, fmt(j));
     }

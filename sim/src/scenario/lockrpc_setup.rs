@@ -98,6 +98,26 @@ fn default_hold() -> Dist {
     }
 }
 
+impl Default for LockrpcSetup {
+    /// Every key at its default.
+    fn default() -> Self {
+        LockrpcSetup {
+            clients_per_node: DEFAULT_CLIENTS_PER_NODE,
+            rpcs_per_second: DEFAULT_RPCS_PER_SECOND,
+            policies: None,
+            service_time: default_service(),
+            workers: DEFAULT_WORKERS,
+            convoy: false,
+            hold: default_hold(),
+            keys: DEFAULT_KEYS,
+            rpc_deadline: None,
+            eviction_cooldown: None,
+            detached_limit: None,
+            server_lease: None,
+        }
+    }
+}
+
 impl LockrpcSetup {
     /// The policies, in report order (valid scenarios only).
     pub fn kinds(&self) -> Vec<PolicyKind> {
@@ -165,9 +185,9 @@ impl Scenario {
             }
         };
         check(
-            (1..=MAX_LOCK_SERVERS).contains(&nodes),
+            (2..=MAX_LOCK_SERVERS).contains(&nodes),
             || "topology.nodes".into(),
-            &format!("a lock-RPC scenario has 1 to {MAX_LOCK_SERVERS} lock servers (nodes), and has {nodes}"),
+            &format!("a lock-RPC scenario has 2 to {MAX_LOCK_SERVERS} lock servers (nodes), and has {nodes}"),
         )?;
         check(
             l.clients_per_node >= 1 && nodes * l.clients_per_node <= MAX_LOCK_CLIENTS,
