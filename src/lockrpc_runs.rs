@@ -60,3 +60,15 @@ pub fn simulate_locks(
         wall,
     })
 }
+
+/// Refuses a lock-RPC scenario in `command`, which only `fdlab run` takes:
+/// it has no detectors or pairs to tune, sweep, replay or run live.
+pub fn refuse_lockrpc(scenario: &ValidScenario, command: &str) -> Result<(), String> {
+    if scenario.is_lockrpc() {
+        return Err(format!(
+            "{}: a lock-RPC scenario ([lockrpc]) has no detectors for `fdlab {command}`; run it with `fdlab run` (docs/lockrpc.md)",
+            scenario.name
+        ));
+    }
+    Ok(())
+}
