@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod out;
 mod bench;
 mod bench_cluster;
+mod bench_lockrpc;
 mod bench_placement;
 mod budget;
 mod check;

@@ -41,7 +41,10 @@ fn a_lock_run_reports_each_policy_and_the_same_bytes_for_any_jobs() {
         stdout.contains("lockrpc-dead-peer (lock RPCs: 4 servers, 32 clients"),
         "{stdout}"
     );
-    assert!(stdout.contains("Stops using a dead peer fastest"), "{stdout}");
+    assert!(
+        stdout.contains("Stops using a dead peer fastest"),
+        "{stdout}"
+    );
     for file in ["lockrpc.csv", "index.html", "report.md"] {
         assert_eq!(
             fs::read(one.join(file)).unwrap(),

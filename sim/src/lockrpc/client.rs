@@ -230,7 +230,7 @@ impl World<'_> {
         if policy == PolicyKind::Dsync {
             let h = DsyncHolder::granted(now, dsync, servers, quorum);
             let first = h.poll_timeout();
-            a.holder = Some(h);
+            a.holder = Some(Box::new(h));
             if let Some(at) = first {
                 self.push(at, Ev::DsyncTimer { acquisition: acq });
             }
@@ -461,8 +461,11 @@ impl World<'_> {
         }
         let c = &mut self.clients[client as usize];
         let next = c.channels[server as usize].poll_timeout();
+        // Armed only when sooner than the timer already set: deadlines
+        // only move later as RPCs end, and a timer that fires early finds
+        // nothing due and re-arms.
         if let Some(at) = next {
-            if c.timer_at[server as usize] != Some(at) {
+            if c.timer_at[server as usize].is_none_or(|t| at < t) {
                 c.timer_at[server as usize] = Some(at);
                 self.push(at, Ev::ChannelTimer { client, server });
             }

@@ -60,6 +60,10 @@ pub struct Server {
     pub finished_while_paused: Vec<(Job, bool)>,
     /// By client: connections below this id died with a crash.
     pub floor: Vec<u64>,
+    /// Held locks by lease expiry: (lease_until, key).
+    pub leases: BTreeSet<(Nanos, u32)>,
+    /// The lease timer scheduled, if any.
+    pub lease_timer: Option<Nanos>,
     /// Bumped by a crash: service ends scheduled before it are void.
     pub epoch: u32,
 }
@@ -86,6 +90,33 @@ impl Server {
         }
     }
 
+    fn grant(&mut self, now: Nanos, job: &Job, lease: Nanos) {
+        let h = Held {
+            acquisition: job.acquisition,
+            granted_at: now,
+            lease_until: now + lease,
+        };
+        self.held.insert(job.key, h);
+        self.leases.insert((h.lease_until, job.key));
+    }
+
+    /// Removes and returns the locks whose lease ended at or before `now`.
+    pub fn expire(&mut self, now: Nanos) -> Vec<Held> {
+        let mut out = Vec::new();
+        while let Some(&(at, key)) = self.leases.first() {
+            if at > now {
+                break;
+            }
+            self.leases.pop_first();
+            if let Some(h) = self.held.remove(&key) {
+                debug_assert_eq!(h.lease_until, at);
+                out.push(h);
+            }
+        }
+        debug_assert_eq!(self.leases.len(), self.held.len());
+        out
+    }
+
     /// A crash: queue, locks and connections gone.
     pub fn crash(&mut self) {
         self.queue.clear();
@@ -93,6 +124,7 @@ impl Server {
         self.busy = 0;
         self.lock_busy = false;
         self.held.clear();
+        self.leases.clear();
         self.cancelled.clear();
         self.finished_while_paused.clear();
         self.down = true;
@@ -107,15 +139,15 @@ impl Server {
         match job.op {
             Op::Lock => match self.held.get(&job.key) {
                 Some(h) if h.acquisition != job.acquisition => (false, None),
-                _ => {
-                    self.held.insert(
-                        job.key,
-                        Held {
-                            acquisition: job.acquisition,
-                            granted_at: now,
-                            lease_until: now + lease,
-                        },
-                    );
+                Some(h) => {
+                    // Granted again to the same acquisition: a new lease.
+                    let h = *h;
+                    self.leases.remove(&(h.lease_until, job.key));
+                    self.grant(now, job, lease);
+                    (true, None)
+                }
+                None => {
+                    self.grant(now, job, lease);
                     (true, None)
                 }
             },
@@ -123,6 +155,7 @@ impl Server {
                 Some(h) if h.acquisition == job.acquisition => {
                     let h = *h;
                     self.held.remove(&job.key);
+                    self.leases.remove(&(h.lease_until, job.key));
                     (true, Some(h))
                 }
                 // Not held (expired, or lost in a crash): nothing to do.
@@ -130,7 +163,9 @@ impl Server {
             },
             Op::Refresh => match self.held.get_mut(&job.key) {
                 Some(h) if h.acquisition == job.acquisition => {
+                    self.leases.remove(&(h.lease_until, job.key));
                     h.lease_until = now + lease;
+                    self.leases.insert((h.lease_until, job.key));
                     (true, None)
                 }
                 _ => (false, None),

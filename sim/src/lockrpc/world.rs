@@ -69,10 +69,9 @@ pub(super) enum Ev {
     DsyncTimer {
         acquisition: u64,
     },
+    /// A server's earliest lease may have ended.
     Lease {
         server: u32,
-        key: u32,
-        acquisition: u64,
     },
     Fault(Action),
 }
@@ -119,7 +118,8 @@ pub(super) struct Acq {
     /// Its RPCs still tracked (in flight or detached).
     pub outstanding: u32,
     pub unlocks: BTreeMap<u32, UnlockRetry>,
-    pub holder: Option<DsyncHolder>,
+    /// Boxed: most acquisitions have none, and acquisitions move in a map.
+    pub holder: Option<Box<DsyncHolder>>,
 }
 
 /// One client: a channel per server.
@@ -351,11 +351,7 @@ impl<'a> World<'a> {
                 }
             }
             Ev::DsyncTimer { acquisition } => self.dsync_timer(acquisition),
-            Ev::Lease {
-                server,
-                key,
-                acquisition,
-            } => self.lease(server, key, acquisition),
+            Ev::Lease { server } => self.lease(server),
             Ev::Fault(action) => self.fault(action),
         }
     }
@@ -464,16 +460,7 @@ impl<'a> World<'a> {
         if let Some(h) = released {
             self.count_orphan(h);
         }
-        if job.op == super::server::Op::Lock && ok {
-            self.push(
-                self.now + lease,
-                Ev::Lease {
-                    server,
-                    key: job.key,
-                    acquisition: job.acquisition,
-                },
-            );
-        }
+        self.arm_lease(server);
         let node = self.clients[job.client as usize].node;
         let back = self.latency(job.client, server, node);
         self.push(
@@ -503,29 +490,29 @@ impl<'a> World<'a> {
         }
     }
 
-    fn lease(&mut self, server: u32, key: u32, acquisition: u64) {
+    /// Schedules `server`'s lease timer at its earliest lease, unless one
+    /// is due sooner.
+    fn arm_lease(&mut self, server: u32) {
         let s = &mut self.servers[server as usize];
-        let Some(h) = s.held.get(&key).copied() else {
-            return;
-        };
-        if h.acquisition != acquisition {
+        if let Some(&(at, _)) = s.leases.first() {
+            if s.lease_timer.is_none_or(|t| at < t) {
+                s.lease_timer = Some(at);
+                self.push(at, Ev::Lease { server });
+            }
+        }
+    }
+
+    fn lease(&mut self, server: u32) {
+        let s = &mut self.servers[server as usize];
+        if s.lease_timer != Some(self.now) {
             return;
         }
-        if h.lease_until > self.now {
-            let at = h.lease_until;
-            self.push(
-                at,
-                Ev::Lease {
-                    server,
-                    key,
-                    acquisition,
-                },
-            );
-            return;
+        s.lease_timer = None;
+        for h in s.expire(self.now) {
+            self.out.lease_expiries += 1;
+            self.count_orphan(h);
         }
-        s.held.remove(&key);
-        self.out.lease_expiries += 1;
-        self.count_orphan(h);
+        self.arm_lease(server);
     }
 
     fn fault(&mut self, action: Action) {
@@ -536,6 +523,7 @@ impl<'a> World<'a> {
                     return;
                 }
                 s.crash();
+                s.lease_timer = None;
                 // Every connection to it dies: the kernel resets them.
                 for c in 0..self.setup.clients {
                     let conn = self.clients[c as usize].channels[node as usize].connection();
