@@ -9,6 +9,7 @@
 //! | `server.rs` | a lock server: FIFO queue, workers, locks, leases |
 //! | `world.rs` | the event loop, the servers' side, faults |
 //! | `client.rs` | acquisitions, holds, unlocks, late releases, dsync refresh |
+//! | `ids.rs` | RPCs and acquisitions by id |
 //! | `outcome.rs` | what a run produced |
 //!
 //! Model (see docs/lockrpc.md): every node of the mesh runs one lock
@@ -27,6 +28,7 @@
 //! equal instants run in push order.
 
 mod client;
+mod ids;
 pub mod outcome;
 mod server;
 pub mod setup;

@@ -9,6 +9,7 @@ use fdlab_protocol::lockrpc::{ChannelConfig, ChannelCounters, PeerChannel, Unloc
 use fdlab_protocol::Nanos;
 use rand_chacha::ChaCha8Rng;
 
+use super::ids::IdWindow;
 use super::outcome::{DeadPeerStop, LockOutcome, PeerSplit};
 use super::server::{Held, Job, Server};
 use super::setup::Setup;
@@ -149,8 +150,8 @@ pub(super) struct World<'a> {
     pub servers: Vec<Server>,
     pub server_rngs: Vec<ChaCha8Rng>,
     pub clients: Vec<Client>,
-    pub acqs: BTreeMap<u64, Acq>,
-    pub rpcs: BTreeMap<u64, RpcInfo>,
+    pub acqs: IdWindow<Acq>,
+    pub rpcs: IdWindow<RpcInfo>,
     /// By acquisition: when its client stopped wanting the lock (gave up,
     /// or gave up unlocking); `u64::MAX` while wanted or released cleanly.
     pub wanted_until: Vec<u64>,
@@ -201,8 +202,8 @@ impl<'a> World<'a> {
             servers,
             server_rngs: (0..setup.servers).map(|s| streams.lock_server(s)).collect(),
             clients,
-            acqs: BTreeMap::new(),
-            rpcs: BTreeMap::new(),
+            acqs: IdWindow::default(),
+            rpcs: IdWindow::default(),
             wanted_until: Vec::new(),
             next_rpc: 0,
             link_faults: schedule.link_faults.clone(),
