@@ -7,7 +7,8 @@
 //! |---|---|
 //! | `setup.rs` | the `[lockrpc]` table resolved |
 //! | `server.rs` | a lock server: FIFO queue, workers, locks, leases |
-//! | `world.rs` | the event loop, the servers' side, faults |
+//! | `world.rs` | the event loop, the servers' side |
+//! | `faults.rs` | faults on the servers, dead-peer windows |
 //! | `client.rs` | acquisitions, holds, unlocks, late releases, dsync refresh |
 //! | `ids.rs` | RPCs and acquisitions by id |
 //! | `outcome.rs` | what a run produced |
@@ -28,6 +29,7 @@
 //! equal instants run in push order.
 
 mod client;
+mod faults;
 mod ids;
 pub mod outcome;
 mod server;
