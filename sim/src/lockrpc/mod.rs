@@ -23,10 +23,10 @@
 //! server's process (its connections are reset, new ones refused, its
 //! queue and locks lost), a pause freezes it, a degrade adds its
 //! `slowdown` to every RPC's service, a slow link adds latency.
-//! Deviations: a refused dial is learnt after the handshake and the
-//! request's one way (three one-way latencies) rather than one round
-//! trip; a timed-out unlock's reply is not awaited; the clients' events at
-//! equal instants run in push order.
+//! Deviations: a dial to a crashed server is refused after the
+//! handshake and the request went out (four one-way latencies, not
+//! two); a timed-out unlock's late reply is not used; events at equal
+//! instants run in push order.
 
 mod client;
 mod faults;
