@@ -60,8 +60,10 @@ pub fn lockrpc_chart_svg(m: &LockrpcMetrics, palette: &Palette) -> Chart {
     };
     let xs: Vec<f64> = m.summary.iter().map(x_of).collect();
     let ys: Vec<f64> = m.summary.iter().map(y_of).collect();
-    let x_step = step(xs.iter().cloned().fold(0.0, f64::max).max(1e-9) * 1.1);
-    let x_top = x_step * ((xs.iter().cloned().fold(0.0, f64::max) / x_step).floor() + 1.0);
+    // Headroom of a tenth past the largest x, then a round top.
+    let x_max = xs.iter().cloned().fold(0.0, f64::max).max(1e-9) * 1.1;
+    let x_step = step(x_max);
+    let x_top = x_step * ((x_max / x_step).floor() + 1.0);
     // y on a log scale (log10(1 + y)): policies differ by orders of magnitude.
     let decades = ys
         .iter()
@@ -128,10 +130,16 @@ pub fn lockrpc_chart_svg(m: &LockrpcMetrics, palette: &Palette) -> Chart {
         let same = (0..k)
             .filter(|&o| (px(xs[o]) - x).abs() < 1.0 && (py(ys[o]) - y).abs() < 1.0)
             .count();
+        // Names of points in the right half go to their left.
+        let (dx, anchor) = if x > LEFT + pw / 2.0 {
+            (-9.0, "end")
+        } else {
+            (9.0, "start")
+        };
         let _ = writeln!(
             svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"#333\">{}</text>",
-            x + 9.0,
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"#333\" text-anchor=\"{anchor}\">{}</text>",
+            x + dx,
             y - 8.0 - 13.0 * same as f64,
             xml_escape(&s.policy)
         );
