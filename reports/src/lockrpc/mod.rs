@@ -110,7 +110,7 @@ mod tests {
             "{v:?}"
         );
         let mut out = Vec::new();
-        tables::write_lockrpc(&mut out, &[m.clone()]).unwrap();
+        tables::write_lockrpc(&mut out, std::slice::from_ref(&m)).unwrap();
         let csv = String::from_utf8(out).unwrap();
         assert_eq!(csv.lines().count(), 3);
         assert!(
