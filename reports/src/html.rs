@@ -81,6 +81,7 @@ pub fn render(
     let pooled = match (scenarios.is_empty(), membership.is_empty()) {
         (false, true) => "Every figure pools all monitored pairs and seeds of a scenario",
         (true, false) => "Every figure pools all seeds of a judge",
+        (true, true) if !lockrpc.is_empty() => "Every figure pools all seeds of a policy",
         _ => "Every figure pools all monitored pairs and seeds of a scenario (in cluster membership sections, all seeds of a judge)",
     };
     let _ = write!(

@@ -35,9 +35,21 @@ pub fn render(
             .iter()
             .map(|s| s.report.metrics.runs())
             .sum::<usize>();
+    let runs = runs
+        + lockrpc
+            .iter()
+            .map(|s| {
+                s.metrics
+                    .summary
+                    .iter()
+                    .map(|p| p.runs as usize)
+                    .sum::<usize>()
+            })
+            .sum::<usize>();
     let pooled = match (scenarios.is_empty(), membership.is_empty()) {
         (false, true) => "Every figure pools all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded.",
         (true, false) => "Every figure pools all seeds of a judge; `membership.csv` holds them unrounded.",
+        (true, true) if !lockrpc.is_empty() => "Every figure pools all seeds of a policy; `lockrpc.csv` holds them unrounded.",
         _ => "Every figure pools all monitored pairs and seeds of a scenario (in cluster membership sections, all seeds of a judge); `summary.csv` and `membership.csv` hold them unrounded.",
     };
     let _ = writeln!(
