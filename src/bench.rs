@@ -29,7 +29,7 @@ pub struct BenchArgs {
     #[arg(long)]
     quick: bool,
     /// Only these parts: detectors, trace, pipeline, mesh, sweep, membership,
-    /// placement, swim (default: all).
+    /// placement, lockrpc, swim (default: all).
     #[arg(long, value_delimiter = ',', value_name = "PART")]
     only: Vec<Part>,
 }
@@ -44,6 +44,7 @@ pub enum Part {
     Sweep,
     Membership,
     Placement,
+    Lockrpc,
     Swim,
 }
 
@@ -220,6 +221,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     }
     if want(Part::Placement) {
         crate::bench_placement::measure(args.quick)?;
+    }
+    if want(Part::Lockrpc) {
+        crate::bench_lockrpc::measure(args.quick)?;
     }
     // Last: its peak memory (some GB) would hide the others'.
     if want(Part::Swim) {
@@ -432,6 +436,7 @@ pub mod sim {
             clocks: Vec::new(),
             membership: None,
             placement: None,
+            lockrpc: None,
         }
     }
 

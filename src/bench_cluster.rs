@@ -56,6 +56,7 @@ pub fn cluster(silos: u32, duration: Nanos) -> Scenario {
             ..Default::default()
         }),
         placement: None,
+        lockrpc: None,
     }
 }
 

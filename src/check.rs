@@ -131,6 +131,9 @@ fn check_writable(path: &Path) -> Result<(), String> {
 pub fn run(args: &CheckArgs) -> Result<(), String> {
     // Inputs first: a bad suite or baseline costs no simulation and writes nothing.
     let (scenarios, suite_files) = load_suite(&args.suite)?;
+    for s in &scenarios {
+        crate::lockrpc_runs::refuse_lockrpc(s, "check")?;
+    }
     let mut text = read_baseline(&args.baseline, args.update)?;
     if let Some(split) = text.as_deref().and_then(split_mistakes) {
         if !args.update {

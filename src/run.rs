@@ -9,6 +9,9 @@ use fdlab_reports::charts::timeline::Timeline;
 use fdlab_reports::cluster::{
     cluster_terminal_table, cluster_verdict, write_cluster_replay, MembershipReport,
 };
+use fdlab_reports::lockrpc::{
+    lockrpc_metrics, lockrpc_terminal_table, lockrpc_verdict, LockrpcMetrics,
+};
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
 use fdlab_reports::placement::{
     placement_metrics, placement_terminal_table, placement_verdict, PlacementReport,
@@ -27,6 +30,7 @@ use fdlab_sim::valid::ValidScenario;
 
 use crate::budget::{self, SizeArgs, Work};
 use crate::cluster_runs::simulate_clusters;
+use crate::lockrpc_runs::simulate_locks;
 use crate::out_paths::{refuse_in_dir, scenario_inputs};
 use crate::simulate::{simulate, thread_pool, Simulated};
 
@@ -148,8 +152,11 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     let pool = thread_pool(args.jobs)?;
     // Membership scenarios run as clusters, one run per judge and seed; the
     // others as detector pairs in shadow mode.
+    // Lock-RPC scenarios run once per policy and seed (SPEC §10).
+    let (locks, others): (Vec<&ValidScenario>, Vec<&ValidScenario>) =
+        scenarios.iter().partition(|s| s.is_lockrpc());
     let (clusters, pairs): (Vec<&ValidScenario>, Vec<&ValidScenario>) =
-        scenarios.iter().partition(|s| s.is_membership());
+        others.into_iter().partition(|s| s.is_membership());
     let pairs: Vec<ValidScenario> = pairs.into_iter().cloned().collect();
     let Simulated {
         results,
@@ -160,6 +167,12 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         threads,
     } = simulate(&pairs, args.seeds, args.seed, &pool)?;
     let clustered = simulate_clusters(&clusters, args.seeds, args.seed, &pool)?;
+    let locked = simulate_locks(&locks, args.seeds, args.seed, &pool)?;
+    let lockrpc: Vec<LockrpcMetrics> = locks
+        .iter()
+        .zip(&locked.results)
+        .map(|(s, r)| lockrpc_metrics(&s.name, r))
+        .collect();
     let metrics: Vec<_> = results.iter().map(scenario_metrics).collect();
     for (scenario, m) in pairs.iter().zip(&metrics) {
         if !scenario.description.is_empty() {
@@ -211,6 +224,18 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             say!("    {line}");
         }
     }
+    for (scenario, m) in locks.iter().zip(&lockrpc) {
+        if !scenario.description.is_empty() {
+            say!("# {}", scenario.description.trim());
+        }
+        say!("{}", lockrpc_terminal_table(m));
+    }
+    for m in &lockrpc {
+        say!("  {} (lock RPCs):", m.scenario);
+        for line in lockrpc_verdict(m) {
+            say!("    {line}");
+        }
+    }
     for report in &placement {
         say!("  {} (key placement):", report.metrics.scenario);
         for line in placement_verdict(&report.metrics) {
@@ -230,13 +255,20 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     say!();
     let about: Vec<About> = pairs.iter().map(|s| About::of(s)).collect();
     let report_started = Instant::now();
-    write_report_with(&args.out, &metrics, &about, &membership, &placement)
-        .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    write_report_with(
+        &args.out,
+        &metrics,
+        &about,
+        &membership,
+        &placement,
+        &lockrpc,
+    )
+    .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let report_wall = report_started.elapsed().as_secs_f64();
     let (runs, events, wall) = (
-        runs + clustered.runs,
-        events + clustered.events,
-        wall + clustered.wall,
+        runs + clustered.runs + locked.runs,
+        events + clustered.events + locked.events,
+        wall + clustered.wall + locked.wall,
     );
     say!(
         "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} threads)",
@@ -266,6 +298,12 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let written = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
     refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
     check_out(&args.out, ReportKind::Replay).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    if scenario.is_lockrpc() {
+        return Err(format!(
+            "{}: a lock-RPC scenario has no monitored pair to replay; `fdlab run` it (docs/lockrpc.md)",
+            scenario.name
+        ));
+    }
     if scenario.is_membership() {
         return replay_cluster(args, &scenario);
     }

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use crate::charts::{inline_svg, xml_escape, Palette};
 use crate::cluster::section::{html_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
+use crate::lockrpc::section::LockrpcSection;
 use crate::placement::section::PlacementSection;
 use crate::report::ScenarioReport;
 use crate::verdict::verdict;
@@ -53,6 +54,7 @@ pub fn render(
     scenarios: &[ScenarioReport<'_>],
     membership: &[ClusterSection<'_>],
     placement: &[PlacementSection<'_>],
+    lockrpc: &[LockrpcSection<'_>],
     palette: &Palette,
 ) -> String {
     let mut out = String::new();
@@ -64,10 +66,22 @@ pub fn render(
             .iter()
             .map(|s| s.report.metrics.runs())
             .sum::<usize>();
-    let count = scenarios.len() + membership.len();
+    let runs = runs
+        + lockrpc
+            .iter()
+            .map(|s| {
+                s.metrics
+                    .summary
+                    .iter()
+                    .map(|p| p.runs as usize)
+                    .sum::<usize>()
+            })
+            .sum::<usize>();
+    let count = scenarios.len() + membership.len() + lockrpc.len();
     let pooled = match (scenarios.is_empty(), membership.is_empty()) {
         (false, true) => "Every figure pools all monitored pairs and seeds of a scenario",
         (true, false) => "Every figure pools all seeds of a judge",
+        (true, true) if !lockrpc.is_empty() => "Every figure pools all seeds of a policy",
         _ => "Every figure pools all monitored pairs and seeds of a scenario (in cluster membership sections, all seeds of a judge)",
     };
     let _ = write!(
@@ -106,6 +120,14 @@ pub fn render(
             xml_escape(&s.report.metrics.scenario)
         );
     }
+    for s in lockrpc {
+        let _ = writeln!(
+            out,
+            "<a href=\"#{}\">{}: lock RPCs</a>",
+            xml_escape(&s.anchor),
+            xml_escape(&s.metrics.scenario)
+        );
+    }
     out.push_str("</nav>\n");
     if !scenarios.is_empty() || !membership.is_empty() {
         verdicts(&mut out, scenarios, membership, placement);
@@ -118,6 +140,9 @@ pub fn render(
     }
     for (i, s) in placement.iter().enumerate() {
         crate::placement::section::html_section(&mut out, s, palette, i == 0);
+    }
+    for (i, s) in lockrpc.iter().enumerate() {
+        crate::lockrpc::section::html_section(&mut out, s, palette, i == 0);
     }
     out.push_str("</body>\n</html>\n");
     out

@@ -37,6 +37,7 @@ pub mod cluster;
 pub mod detail_table;
 pub mod gate;
 pub mod html;
+pub mod lockrpc;
 pub mod markdown;
 pub mod metrics;
 pub mod pid;

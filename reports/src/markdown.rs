@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use crate::cluster::section::{markdown_key, markdown_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
+use crate::lockrpc::section::LockrpcSection;
 use crate::placement::section::PlacementSection;
 use crate::report::ScenarioReport;
 
@@ -23,6 +24,7 @@ pub fn render(
     scenarios: &[ScenarioReport<'_>],
     membership: &[ClusterSection<'_>],
     placement: &[PlacementSection<'_>],
+    lockrpc: &[LockrpcSection<'_>],
 ) -> String {
     let mut out = String::new();
     let runs: usize = scenarios
@@ -33,16 +35,28 @@ pub fn render(
             .iter()
             .map(|s| s.report.metrics.runs())
             .sum::<usize>();
+    let runs = runs
+        + lockrpc
+            .iter()
+            .map(|s| {
+                s.metrics
+                    .summary
+                    .iter()
+                    .map(|p| p.runs as usize)
+                    .sum::<usize>()
+            })
+            .sum::<usize>();
     let pooled = match (scenarios.is_empty(), membership.is_empty()) {
         (false, true) => "Every figure pools all monitored pairs and seeds of a scenario; `summary.csv` holds them unrounded.",
         (true, false) => "Every figure pools all seeds of a judge; `membership.csv` holds them unrounded.",
+        (true, true) if !lockrpc.is_empty() => "Every figure pools all seeds of a policy; `lockrpc.csv` holds them unrounded.",
         _ => "Every figure pools all monitored pairs and seeds of a scenario (in cluster membership sections, all seeds of a judge); `summary.csv` and `membership.csv` hold them unrounded.",
     };
     let _ = writeln!(
         out,
         "# fdlab report\n\n{} scenario(s), {runs} simulated run(s) (fdlab {}). {pooled} \
 `index.html` shows the same tables with the charts inline.\n",
-        scenarios.len() + membership.len(),
+        scenarios.len() + membership.len() + lockrpc.len(),
         env!("CARGO_PKG_VERSION")
     );
     for s in scenarios {
@@ -102,6 +116,9 @@ pub fn render(
     for s in placement {
         crate::placement::section::markdown_section(&mut out, s);
     }
+    for s in lockrpc {
+        crate::lockrpc::section::markdown_section(&mut out, s);
+    }
     if !scenarios.is_empty() {
         out.push_str("## How to read the tables\n\n");
         for (term, meaning) in KEY {
@@ -117,6 +134,10 @@ pub fn render(
     if !placement.is_empty() {
         out.push('\n');
         crate::placement::section::markdown_key(&mut out);
+    }
+    if !lockrpc.is_empty() {
+        out.push('\n');
+        crate::lockrpc::section::markdown_key(&mut out);
     }
     out
 }

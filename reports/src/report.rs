@@ -39,6 +39,9 @@ use crate::charts::{Chart, Palette};
 use crate::cluster::chart::cluster_chart_svg;
 use crate::cluster::section::ClusterSection;
 use crate::cluster::{write_membership_tables, ClusterMetrics, MembershipReport};
+use crate::lockrpc::chart::lockrpc_chart_svg;
+use crate::lockrpc::section::LockrpcSection;
+use crate::lockrpc::{write_lockrpc_table, LockrpcMetrics};
 use crate::metrics::ScenarioMetrics;
 use crate::placement::chart::placement_chart_svg;
 use crate::placement::section::PlacementSection;
@@ -188,7 +191,7 @@ pub fn write_report(
     about: &[About],
     membership: &[MembershipReport],
 ) -> io::Result<()> {
-    write_report_with(dir, metrics, about, membership, &[])
+    write_report_with(dir, metrics, about, membership, &[], &[])
 }
 
 /// [`write_report`] with the placement scenarios' sections too.
@@ -198,9 +201,10 @@ pub fn write_report_with(
     about: &[About],
     membership: &[MembershipReport],
     placement: &[PlacementReport],
+    lockrpc: &[LockrpcMetrics],
 ) -> io::Result<()> {
     publish(dir, ReportKind::Run, |d| {
-        write_all_files(d, metrics, about, membership, placement)
+        write_all_files(d, metrics, about, membership, placement, lockrpc)
     })
 }
 
@@ -213,7 +217,7 @@ pub fn write_report_files(
     about: &[About],
     membership: &[MembershipReport],
 ) -> io::Result<()> {
-    write_all_files(dir, metrics, about, membership, &[])
+    write_all_files(dir, metrics, about, membership, &[], &[])
 }
 
 fn write_all_files(
@@ -222,6 +226,7 @@ fn write_all_files(
     about: &[About],
     membership: &[MembershipReport],
     placement: &[PlacementReport],
+    lockrpc: &[LockrpcMetrics],
 ) -> io::Result<()> {
     const NONE: &[(String, String)] = &[];
     let mut palette = palette_of(metrics);
@@ -273,8 +278,27 @@ fn write_all_files(
             anchor: stem,
         });
     }
+    for m in lockrpc {
+        for s in &m.summary {
+            palette.add(&s.policy);
+        }
+    }
+    let mut locks = Vec::with_capacity(lockrpc.len());
+    for m in lockrpc {
+        let stem = file_stem(&format!("{}-lockrpc", m.scenario), &stems);
+        stems.push(stem.clone());
+        locks.push(LockrpcSection {
+            metrics: m,
+            chart: lockrpc_chart_svg(m, &palette),
+            chart_file: format!("{CHARTS_DIR}/{stem}.svg"),
+            anchor: stem,
+        });
+    }
     ensure_dir(dir)?;
     write_tables(dir, metrics)?;
+    if !lockrpc.is_empty() {
+        write_lockrpc_table(dir, lockrpc)?;
+    }
     if !placement.is_empty() {
         let m: Vec<PlacementMetrics> = placement.iter().map(|r| r.metrics.clone()).collect();
         write_placement_table(dir, &m)?;
@@ -292,6 +316,11 @@ fn write_all_files(
                 .iter()
                 .filter_map(|c| Some((c.chart.svg()?, c.chart_file.as_str()))),
         )
+        .chain(
+            locks
+                .iter()
+                .filter_map(|c| Some((c.chart.svg()?, c.chart_file.as_str()))),
+        )
         .collect();
     if reports.iter().any(|r| !r.drawn().is_empty()) || !drawn_clusters.is_empty() {
         ensure_dir(&dir.join(CHARTS_DIR))?;
@@ -306,11 +335,11 @@ fn write_all_files(
     }
     write_file(
         &dir.join(REPORT_MD),
-        markdown::render(&reports, &clusters, &placed).as_bytes(),
+        markdown::render(&reports, &clusters, &placed, &locks).as_bytes(),
     )?;
     write_file(
         &dir.join(INDEX_HTML),
-        html::render(&reports, &clusters, &placed, &palette).as_bytes(),
+        html::render(&reports, &clusters, &placed, &locks, &palette).as_bytes(),
     )
 }
 

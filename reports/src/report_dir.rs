@@ -28,6 +28,7 @@ use std::path::Path;
 
 use crate::atomic::{temporary, write_file};
 use crate::cluster::{COMPARISONS_CSV, DECLARATIONS_CSV, MEMBERSHIP_CSV};
+use crate::lockrpc::LOCKRPC_CSV;
 use crate::placement::PLACEMENT_CSV;
 use crate::replay::{TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
 use crate::report::{CHARTS_DIR, INDEX_HTML, REPORT_MD};
@@ -47,7 +48,7 @@ pub const CALIBRATION_CSV: &str = "calibration.csv";
 /// still recognised as a report (and replaced whole by the next, which
 /// leaves them out if it has none), and so that an input of that name is
 /// never overwritten.
-pub const RUN_REPORT_FILES: [&str; 12] = [
+pub const RUN_REPORT_FILES: [&str; 13] = [
     SUMMARY_CSV,
     SUMMARY_JSON,
     RUNS_CSV,
@@ -60,6 +61,7 @@ pub const RUN_REPORT_FILES: [&str; 12] = [
     DECLARATIONS_CSV,
     COMPARISONS_CSV,
     PLACEMENT_CSV,
+    LOCKRPC_CSV,
 ];
 const REPLAY_FILES: [&str; 3] = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
 

@@ -128,6 +128,26 @@ const BUILTIN: &[(&str, &str)] = &[
         "placement-orders",
         include_str!("../builtin/placement-orders.toml"),
     ),
+    (
+        "lockrpc-slow-peer",
+        include_str!("../builtin/lockrpc-slow-peer.toml"),
+    ),
+    (
+        "lockrpc-dead-peer",
+        include_str!("../builtin/lockrpc-dead-peer.toml"),
+    ),
+    (
+        "lockrpc-flapping",
+        include_str!("../builtin/lockrpc-flapping.toml"),
+    ),
+    (
+        "lockrpc-convoy",
+        include_str!("../builtin/lockrpc-convoy.toml"),
+    ),
+    (
+        "lockrpc-slow-link",
+        include_str!("../builtin/lockrpc-slow-link.toml"),
+    ),
 ];
 
 /// `(name, TOML text)` of every built-in scenario, in a stable order (the
@@ -187,6 +207,18 @@ mod tests {
                 continue;
             }
             assert!(!name.starts_with("placement-"), "{name} has no [placement]");
+            // Lock RPCs (SPEC §10): 4 nodes x 8 clients under all four
+            // policies, short enough for the default suite.
+            if scenario.is_lockrpc() {
+                assert!(name.starts_with("lockrpc-"), "{name}");
+                let l = scenario.lockrpc.as_ref().unwrap();
+                assert_eq!(scenario.topology.node_names().len(), 4, "{name}");
+                assert_eq!(l.clients_per_node, 8, "{name}");
+                assert_eq!(l.kinds().len(), 4, "{name}");
+                assert!(scenario.duration.as_secs_f64() <= 240.0, "{name} is short");
+                continue;
+            }
+            assert!(!name.starts_with("lockrpc-"), "{name} has no [lockrpc]");
             for baseline in ["fixed-3s", "phi-akka", "phi-100ms", "probe-orleans"] {
                 assert!(detectors.contains(&baseline), "{name} lacks {baseline}");
             }

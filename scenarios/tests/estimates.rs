@@ -6,6 +6,7 @@ use std::path::Path;
 use fdlab_scenarios::{builtin_suite, load_scenario};
 use fdlab_sim::engine::run;
 use fdlab_sim::estimate::{estimate, EVENTS_PER_PLACED_REQUEST};
+use fdlab_sim::lockrpc;
 use fdlab_sim::membership;
 use fdlab_sim::placement;
 use fdlab_sim::valid::ValidScenario;
@@ -30,9 +31,17 @@ fn every_scenario() -> Vec<ValidScenario> {
 }
 
 /// The events of one seed: a membership scenario's over all its judges
-/// (each a cluster run), as its estimate counts them.
+/// (each a cluster run), a lock-RPC scenario's over all its policies, as
+/// their estimates count them.
 fn events(scenario: &ValidScenario, seed: u64) -> u64 {
-    if scenario.is_membership() {
+    if scenario.is_lockrpc() {
+        // Every policy is a run of its own.
+        let setup = lockrpc::Setup::new(scenario).unwrap();
+        lockrpc::run_all(scenario, &setup, seed)
+            .iter()
+            .map(|r| r.events)
+            .sum()
+    } else if scenario.is_membership() {
         (0..scenario.judge_names().len())
             .map(|j| membership::run(scenario, seed, j, false).0.events)
             .sum()

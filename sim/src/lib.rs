@@ -16,6 +16,7 @@ pub mod estimate;
 pub mod event_replay;
 pub mod faults;
 pub mod heartbeat_eval;
+pub mod lockrpc;
 pub mod membership;
 pub mod outcome;
 pub mod placement;

@@ -56,6 +56,11 @@ enum Purpose {
     MembershipProcessing = 16,
     /// The requests of a placement run's clients (SPEC §9).
     PlacementRequests = 17,
+    /// Arrivals, lock names, holds and message latencies of one lock-RPC
+    /// client; the same for every policy of the run (SPEC §10).
+    LockClient = 18,
+    /// Service times of one lock server (lock-RPC runs).
+    LockServer = 19,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).
@@ -108,6 +113,23 @@ impl Streams {
     /// every detector and distribution of the run sees the same ones.
     pub(crate) fn placement_requests(&self) -> ChaCha8Rng {
         self.stream(Purpose::PlacementRequests, &[])
+    }
+
+    /// Lock-RPC client `client`'s acquisition arrivals and lock names: the
+    /// same for every policy of the run.
+    pub(crate) fn lock_arrivals(&self, client: u32) -> ChaCha8Rng {
+        self.stream(Purpose::LockClient, &[u64::from(client), 0])
+    }
+
+    /// Lock-RPC client `client`'s holds and the latency of every message
+    /// it sends or receives (these follow what its policy does).
+    pub(crate) fn lock_latency(&self, client: u32) -> ChaCha8Rng {
+        self.stream(Purpose::LockClient, &[u64::from(client), 1])
+    }
+
+    /// The service times of lock server `server`.
+    pub(crate) fn lock_server(&self, server: u32) -> ChaCha8Rng {
+        self.stream(Purpose::LockServer, &[u64::from(server)])
     }
 
     /// The hash rings that choose who monitors whom.

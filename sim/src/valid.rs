@@ -148,6 +148,7 @@ mod tests {
             clocks: Vec::new(),
             membership: None,
             placement: None,
+            lockrpc: None,
         }
     }
 

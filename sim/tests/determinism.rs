@@ -252,6 +252,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     },
                     membership: None,
                     placement: None,
+                    lockrpc: None,
                     topology,
                 }
             },
@@ -337,6 +338,7 @@ fn a_split_mesh_run_equals_the_single_pass() {
         }],
         membership: None,
         placement: None,
+        lockrpc: None,
     };
     s.validate().unwrap();
     assert!(part_count(&valid(&s), 3) > 2, "the test must split the run");

@@ -192,6 +192,7 @@ fn pipeline(heartbeat_channel: Channel, faults: Vec<Fault>) -> Scenario {
         clocks: Vec::new(),
         membership: None,
         placement: None,
+        lockrpc: None,
     };
     scenario.validate().unwrap();
     scenario
@@ -353,6 +354,7 @@ fn a_data_stream_detector_on_a_mesh_is_refused() {
         clocks: Vec::new(),
         membership: None,
         placement: None,
+        lockrpc: None,
     };
     let err = s.validate().unwrap_err().to_string();
     assert!(

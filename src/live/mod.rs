@@ -83,6 +83,7 @@ pub struct LiveArgs {
 /// validated for the simulator and for live.
 fn live_scenario(arg: &str, duration: Option<Nanos>) -> Result<ValidScenario, String> {
     let s = with_duration(resolve(arg).map_err(|e| e.to_string())?, duration)?;
+    crate::lockrpc_runs::refuse_lockrpc(&s, "live")?;
     check_live(&s, arg)?;
     Ok(s)
 }

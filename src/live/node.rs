@@ -78,6 +78,7 @@ fn write_report(out: &mut impl Write, report: &Report) {
 /// reports `done` (the lines: `super::wire`).
 pub fn node(args: &NodeArgs) -> Result<(), String> {
     let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
+    crate::lockrpc_runs::refuse_lockrpc(&scenario, "live")?;
     let scenario = super::with_duration(scenario, Some(Nanos(args.duration_ns)))?;
     let plan = RunPlan::build(&scenario, args.seed);
     let layout = plan.layout();

@@ -173,6 +173,7 @@ fn shard_of(args: &SweepArgs) -> Result<Shard, String> {
 /// to merge.
 pub fn run(args: &SweepArgs) -> Result<(), String> {
     let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
+    crate::lockrpc_runs::refuse_lockrpc(&scenario, "sweep")?;
     let inputs = crate::out_paths::scenario_inputs(
         std::slice::from_ref(&args.scenario),
         std::slice::from_ref(&scenario),

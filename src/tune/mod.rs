@@ -390,6 +390,7 @@ fn on_scenario(
 ) -> Result<Option<Evaluated>, String> {
     let arg = scenario;
     let scenario = fdlab_scenarios::resolve(arg).map_err(|e| e.to_string())?;
+    crate::lockrpc_runs::refuse_lockrpc(&scenario, "tune")?;
     if let Some(out) = &args.out {
         let inputs: Vec<Input> = fdlab_scenarios::resolve::files_of(arg, &scenario)
             .into_iter()

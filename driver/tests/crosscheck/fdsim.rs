@@ -56,6 +56,7 @@ pub fn scenario(spec: &Spec) -> ValidScenario {
         clocks: Vec::new(),
         membership: None,
         placement: None,
+        lockrpc: None,
     };
     match ValidScenario::new(scenario) {
         Ok(valid) => valid,

@@ -62,8 +62,8 @@ use std::path::Path;
 
 use fdlab_protocol::Nanos;
 use fdlab_sim::scenario::{
-    ClockSetup, DetectorSetup, Dist, Fault, MembershipSetup, Network, PlacementSetup, RandomFaults,
-    Scenario, Topology, Workload,
+    ClockSetup, DetectorSetup, Dist, Fault, LockrpcSetup, MembershipSetup, Network, PlacementSetup,
+    RandomFaults, Scenario, Topology, Workload,
 };
 use fdlab_sim::valid::ValidScenario;
 use serde::de::DeserializeOwned;
@@ -81,7 +81,7 @@ pub const DEFAULT_SEEDS: u32 = 50;
 
 /// The keys a scenario file may have at its top level, in the order the
 /// documentation lists them.
-pub const TOP_LEVEL_KEYS: [&str; 13] = [
+pub const TOP_LEVEL_KEYS: [&str; 14] = [
     "name",
     "description",
     "duration",
@@ -95,6 +95,7 @@ pub const TOP_LEVEL_KEYS: [&str; 13] = [
     "clocks",
     "membership",
     "placement",
+    "lockrpc",
 ];
 
 /// The first problem found in a scenario file (or in a CSV file it names).
@@ -174,6 +175,7 @@ pub fn parse_scenario(
     let mut clocks = Vec::new();
     let mut membership = None;
     let mut placement = None;
+    let mut lockrpc = None;
 
     // In file order, so that the first error reported is the first in the file.
     let mut keys: Vec<(&String, &Value)> = root.iter().collect();
@@ -209,6 +211,7 @@ pub fn parse_scenario(
             "clocks" => clocks = doc.typed_tables::<ClockSetup>(value, path)?,
             "membership" => membership = Some(doc.typed::<MembershipSetup>(value, path)?),
             "placement" => placement = Some(doc.typed::<PlacementSetup>(value, path)?),
+            "lockrpc" => lockrpc = Some(doc.typed::<LockrpcSetup>(value, path)?),
             _ => return Err(doc.error(path, unknown_top_level_key(path))),
         }
     }
@@ -248,6 +251,7 @@ pub fn parse_scenario(
         clocks,
         membership,
         placement,
+        lockrpc,
     };
     load_empirical(&doc, &mut scenario, base_dir)?;
     ValidScenario::new(scenario).map_err(|e| doc.error(&e.path, e.problem))

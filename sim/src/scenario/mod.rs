@@ -5,6 +5,7 @@
 //! runs [`Scenario::validate`] (the checks that need the whole scenario: node
 //! names, ranges) once.
 
+mod lockrpc_setup;
 mod membership_checks;
 mod placement_checks;
 mod placement_setup;
@@ -17,6 +18,9 @@ use fdlab_protocol::membership::OrleansConfig;
 use fdlab_protocol::{DetectorConfig, Nanos};
 use serde::{Deserialize, Deserializer, Serialize};
 
+pub use lockrpc_setup::{
+    LockrpcSetup, DEFAULT_CLIENTS_PER_NODE, DEFAULT_RPCS_PER_SECOND, MAX_LOCK_SERVERS,
+};
 pub use placement_setup::{
     ClientOrder, PlacementSetup, DEFAULT_KEYS, MAX_KEYS, MAX_SERVERS, SERVER_PORT,
 };
@@ -47,6 +51,9 @@ pub struct Scenario {
     /// A placement scenario: the first nodes are memcached servers, the
     /// others clients that place keys on them (SPEC §9).
     pub placement: Option<PlacementSetup>,
+    /// A lock-RPC scenario: every node runs a lock server and clients that
+    /// take quorum locks under each channel policy (SPEC §10).
+    pub lockrpc: Option<LockrpcSetup>,
 }
 
 /// The `[membership]` table: which protocol the nodes run, which judges
@@ -694,6 +701,7 @@ mod tests {
             clocks: Vec::new(),
             membership: None,
             placement: None,
+            lockrpc: None,
         }
     }
 

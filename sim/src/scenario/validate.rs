@@ -226,11 +226,14 @@ impl Scenario {
         if let Some(p) = &self.placement {
             self.validate_placement(p)?;
         }
+        if let Some(l) = &self.lockrpc {
+            self.validate_lockrpc(l)?;
+        }
 
         // A membership scenario may have none: its `classic` judge is Orleans'
         // own missed-probe count.
         check(
-            !self.detectors.is_empty() || self.is_membership(),
+            !self.detectors.is_empty() || self.is_membership() || self.is_lockrpc(),
             || "detectors".into(),
             "a scenario needs at least one [[detectors]] table",
         )?;
@@ -294,6 +297,7 @@ impl Scenario {
         for (i, fault) in self.faults.iter().enumerate() {
             if let Some(kind) = fault.kind {
                 self.fault_fits(kind, || format!("faults[{i}].kind"))?;
+                self.lockrpc_fault_fits(kind, || format!("faults[{i}].kind"))?;
             }
             fault.validate(i, self.duration, &known)?;
             check(

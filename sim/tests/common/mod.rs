@@ -44,6 +44,7 @@ pub fn mesh(nodes: u32, detectors: Vec<DetectorSetup>, faults: Vec<Fault>) -> Sc
         clocks: Vec::new(),
         membership: None,
         placement: None,
+        lockrpc: None,
     };
     scenario.validate().unwrap();
     scenario

@@ -1,0 +1,140 @@
+//! What each lock-RPC channel policy costs (SPEC §10, "slow is not
+//! dead"): the reports of lock-RPC scenarios ([`fdlab_sim::lockrpc`]).
+//!
+//! Per policy, pooled over seeds ([`LockrpcSummary`]): channel evictions,
+//! re-dials, stream resets and connection tear-downs, each split by
+//! whether the peer was dead (its server crashed) or live at the time;
+//! timeouts per client per second; lock latency p50/p99 of successful
+//! acquisitions; failed acquisitions; orphaned-lock time; unlock retries;
+//! the time to stop using a dead peer; evictions of live peers per hour.
+//!
+//! Outputs: `lockrpc.csv` and the console table ([`tables`]), the verdict
+//! ([`verdict`]), a chart of the time to stop using a dead peer against
+//! evictions of live peers per hour ([`chart`]), and the "Lock RPCs"
+//! sections of `index.html` and `report.md` ([`section`]).
+
+pub mod chart;
+pub mod metrics;
+pub mod section;
+pub mod tables;
+pub mod verdict;
+
+pub use metrics::{lockrpc_metrics, LockrpcMetrics, LockrpcSummary};
+pub use tables::{lockrpc_terminal_table, write_lockrpc_table};
+pub use verdict::lockrpc_verdict;
+
+/// The lock-RPC table's file name.
+pub const LOCKRPC_CSV: &str = "lockrpc.csv";
+
+#[cfg(test)]
+mod tests {
+    use fdlab_protocol::lockrpc::{ChannelCounters, PolicyKind};
+    use fdlab_protocol::Nanos;
+    use fdlab_sim::lockrpc::{DeadPeerStop, LockOutcome, PeerSplit};
+
+    use super::chart::{lockrpc_chart_svg, NOTHING};
+    use super::*;
+    use crate::charts::{Chart, Palette};
+
+    fn outcome(policy: PolicyKind, seed: u64, stop: Option<(u64, bool)>) -> LockOutcome {
+        LockOutcome {
+            scenario: "s".into(),
+            seed,
+            policy,
+            duration: Nanos::from_secs(60),
+            servers: 4,
+            clients: 2,
+            events: 1,
+            counters: ChannelCounters::default(),
+            evictions: PeerSplit { dead: 3, live: 1 },
+            redials: PeerSplit { dead: 0, live: 600 },
+            resets: PeerSplit::default(),
+            teardowns: PeerSplit::default(),
+            timeouts: PeerSplit { dead: 0, live: 12 },
+            acquisitions: 10,
+            acquired: 8,
+            failed_acquisitions: 2,
+            latencies_us: vec![1_000, 2_000, 3_000, 4_000],
+            orphaned: Nanos::from_secs(1),
+            unlock_retries: 0,
+            unlock_give_ups: 0,
+            lease_expiries: 0,
+            locks_lost: 0,
+            live_server_time: Nanos::from_secs(240),
+            dead_peers: stop
+                .map(|(secs, stopped)| DeadPeerStop {
+                    server: 1,
+                    start: Nanos::from_secs(10),
+                    end: Nanos::from_secs(60),
+                    stop_after: Nanos::from_secs(secs),
+                    stopped,
+                    rpcs: 5,
+                    probes: 0,
+                })
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn policies_pool_over_seeds_and_the_verdict_names_them() {
+        let runs = [
+            outcome(PolicyKind::Rustfs, 1, Some((50, false))),
+            outcome(PolicyKind::RustfsBreaker, 1, Some((4, true))),
+            outcome(PolicyKind::Rustfs, 2, Some((50, false))),
+            outcome(PolicyKind::RustfsBreaker, 2, Some((6, true))),
+        ];
+        let m = lockrpc_metrics("s", &runs);
+        assert_eq!(m.seeds, 2);
+        let names: Vec<&str> = m.summary.iter().map(|s| s.policy.as_str()).collect();
+        assert_eq!(names, ["rustfs", "rustfs-breaker"]);
+        let b = &m.summary[1];
+        assert_eq!((b.runs, b.acquisitions, b.failed), (2, 20, 4));
+        assert_eq!(b.latency_p50, Some(Nanos::from_millis(2)));
+        assert_eq!(b.latency_p99, Some(Nanos::from_millis(4)));
+        assert_eq!(b.stop_mean, Some(Nanos::from_secs(5)));
+        // Never stopped: the whole window counts.
+        assert_eq!(m.summary[0].stop_mean, Some(Nanos::from_secs(50)));
+        // 2 live evictions over 2 minutes: 60 per hour; 24 timeouts over
+        // 2 clients x 120 s.
+        assert!((b.live_evictions_per_hour() - 60.0).abs() < 1e-9);
+        assert!((b.timeouts_per_client_second() - 0.1).abs() < 1e-9);
+        let v = lockrpc_verdict(&m);
+        assert!(
+            v[0].starts_with("Stops using a dead peer fastest: rustfs-breaker (5.0 s"),
+            "{v:?}"
+        );
+        // 1,200 re-dials in 2 minutes from 2 clients: 300 per client-minute.
+        assert!(
+            v.iter().any(|l| l.starts_with("Re-dial storm: rustfs")),
+            "{v:?}"
+        );
+        let mut out = Vec::new();
+        tables::write_lockrpc(&mut out, std::slice::from_ref(&m)).unwrap();
+        let csv = String::from_utf8(out).unwrap();
+        assert_eq!(csv.lines().count(), 3);
+        assert!(
+            csv.lines().nth(2).unwrap().ends_with(",5.000000,2/2"),
+            "{csv}"
+        );
+        match lockrpc_chart_svg(&m, &Palette::default()) {
+            Chart::Svg(svg) => assert!(svg.contains("data-chart=\"lockrpc\"")),
+            Chart::Nothing(line) => panic!("{line}"),
+        }
+    }
+
+    #[test]
+    fn without_a_dead_peer_the_chart_falls_back_and_without_runs_says_so() {
+        let m = lockrpc_metrics("s", &[outcome(PolicyKind::Rustfs, 1, None)]);
+        assert!(lockrpc_verdict(&m)[0].starts_with("No peer was dead"));
+        match lockrpc_chart_svg(&m, &Palette::default()) {
+            Chart::Svg(svg) => assert!(svg.contains("lock latency p99")),
+            Chart::Nothing(line) => panic!("{line}"),
+        }
+        let empty = lockrpc_metrics("s", &[]);
+        assert_eq!(
+            lockrpc_chart_svg(&empty, &Palette::default()),
+            Chart::Nothing(NOTHING.to_string())
+        );
+    }
+}

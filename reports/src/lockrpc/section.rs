@@ -1,0 +1,141 @@
+//! The "Lock RPCs" section of one lock-RPC scenario in `index.html` and
+//! `report.md`: the per-policy table, a key to it, the verdict and the
+//! chart of [`super::chart`].
+
+use std::fmt::Write as _;
+
+use super::tables::{cells, CONSOLE_HEADER};
+use super::LockrpcMetrics;
+use crate::charts::{inline_svg, xml_escape, Chart, Palette};
+use crate::html;
+
+/// One lock-RPC scenario as the reports show it.
+pub struct LockrpcSection<'a> {
+    pub metrics: &'a LockrpcMetrics,
+    pub anchor: String,
+    pub chart: Chart,
+    /// The chart's file, relative to the output directory.
+    pub chart_file: String,
+}
+
+/// What the columns mean.
+pub const KEY: [(&str, &str); 8] = [
+    (
+        "policies",
+        "evict-on-timeout: tear the channel down and re-dial on every timeout, cancel the RPC; rustfs: RustFS's eviction verdicts (a peer that served within 2 deadlines is slow, not gone), detached timed-out RPCs, 5 s eviction cooldown; rustfs-breaker: rustfs plus the per-peer request breaker; dsync: rustfs's channel with MinIO dsync's refresh of held locks",
+    ),
+    (
+        "lock p50 / p99",
+        "time from the start of an acquisition to a write quorum of grants, successful acquisitions only",
+    ),
+    (
+        "failed acq.",
+        "acquisitions that did not get a quorum (refused, timed out, failed, or skipped by the breaker), and their share",
+    ),
+    (
+        "evictions live / dead",
+        "channel evictions while the peer's server was up (slow, paused, behind a slow link, or healthy) and while it was crashed",
+    ),
+    (
+        "re-dials, resets, tear-downs",
+        "new connections after the first; cancelled streams; connections torn down by too many resets (GOAWAY), all clients together",
+    ),
+    (
+        "orphaned lock-s",
+        "server-side lock time while no client wanted the lock: from a grant (or its client giving up, whichever is later) to its release or lease expiry",
+    ),
+    (
+        "stop using dead peer",
+        "mean over crash windows of the time from the crash to the last RPC any client sent the dead server (breaker probes aside); the whole window when RPCs went on to its end",
+    ),
+    (
+        "same seeds",
+        "every policy of a seed sees the same acquisitions (arrivals, lock names) and the same faults",
+    ),
+];
+
+fn meta(m: &LockrpcMetrics) -> String {
+    format!(
+        "Lock RPCs: {} servers, {} clients; {} seed{} per policy; every client sends each acquisition's Lock RPC to every server and needs a write quorum.",
+        m.servers,
+        m.clients,
+        m.seeds,
+        if m.seeds == 1 { "" } else { "s" }
+    )
+}
+
+/// The section in `index.html`.
+pub fn html_section(out: &mut String, s: &LockrpcSection<'_>, palette: &Palette, first: bool) {
+    let m = s.metrics;
+    let _ = writeln!(
+        out,
+        "<section id=\"{}\" class=\"lockrpc\">\n<h2>{}: lock RPCs</h2>",
+        xml_escape(&s.anchor),
+        xml_escape(&m.scenario)
+    );
+    let _ = writeln!(out, "<p class=\"meta\">{}</p>", xml_escape(&meta(m)));
+    html::table(out, &CONSOLE_HEADER, m.summary.iter().map(cells), palette);
+    out.push_str("<ul>\n");
+    for line in super::lockrpc_verdict(m) {
+        let _ = writeln!(out, "<li>{}</li>", xml_escape(&line));
+    }
+    out.push_str("</ul>\n");
+    if first {
+        html::key(out, "How to read the lock-RPC table", &KEY);
+    }
+    match &s.chart {
+        Chart::Svg(svg) => {
+            let _ = writeln!(out, "<div class=\"charts\">\n{}</div>", inline_svg(svg));
+        }
+        Chart::Nothing(line) => {
+            let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// The section in `report.md`.
+pub fn markdown_section(out: &mut String, s: &LockrpcSection<'_>) {
+    let m = s.metrics;
+    let _ = writeln!(out, "## {}: lock RPCs\n", cell(&m.scenario));
+    let _ = writeln!(out, "{}\n", meta(m));
+    let _ = writeln!(out, "| {} |", CONSOLE_HEADER.join(" | "));
+    let align: Vec<&str> = (0..CONSOLE_HEADER.len())
+        .map(|i| if i == 0 { ":--" } else { "--:" })
+        .collect();
+    let _ = writeln!(out, "| {} |", align.join(" | "));
+    for row in m.summary.iter().map(cells) {
+        let c: Vec<String> = row.iter().map(|x| cell(x)).collect();
+        let _ = writeln!(out, "| {} |", c.join(" | "));
+    }
+    out.push('\n');
+    for line in super::lockrpc_verdict(m) {
+        let _ = writeln!(out, "- {line}");
+    }
+    out.push('\n');
+    match &s.chart {
+        Chart::Svg(_) => {
+            let _ = writeln!(
+                out,
+                "![dead-peer traffic against live-peer evictions of {}]({})\n",
+                cell(&m.scenario),
+                s.chart_file
+            );
+        }
+        Chart::Nothing(line) => {
+            let _ = writeln!(out, "{line}\n");
+        }
+    }
+}
+
+/// The key of the lock-RPC table, for the end of `report.md`.
+pub fn markdown_key(out: &mut String) {
+    out.push_str("## How to read the lock-RPC tables\n\n");
+    for (term, meaning) in KEY {
+        let _ = writeln!(out, "- **{term}**: {meaning}");
+    }
+}

@@ -1,0 +1,474 @@
+//! The clients' side of a lock-RPC run: acquisitions (a Lock RPC to every
+//! server through that server's `PeerChannel`, a write quorum of grants
+//! within the deadline), holds, unlocks with `UnlockRetry`, late releases,
+//! and dsync's refresh rounds through `DsyncHolder`.
+//!
+//! Sources: MinIO `internal/dsync/drwmutex.go` (lock every server, keep
+//! the lock with a write quorum of grants, release partial grants on
+//! failure, refresh); RustFS `crates/lock/src/distributed_lock.rs`
+//! (unlock retries). Deviations: an acquisition is tried once (dsync
+//! retries with backoff until its own timeout); refresh calls go through
+//! the channel as health pings, with the pings' 1 s deadline.
+
+use std::collections::BTreeMap;
+
+use fdlab_protocol::lockrpc::{
+    ChannelEvent, Decision, DsyncEvent, DsyncHolder, LateReleaseOutcome, PolicyKind, RefreshReply,
+    Reply, RpcKind, UnlockEvent, UnlockRetry,
+};
+use fdlab_protocol::Nanos;
+use rand::RngExt;
+
+use super::server::{Job, Op};
+use super::world::{Acq, AcqState, Ev, RpcInfo, What, World};
+use crate::dist::exponential;
+
+impl World<'_> {
+    pub(super) fn schedule_arrival(&mut self, client: u32) {
+        let mean = 1e9 / self.setup.acquisitions_per_second;
+        let gap = exponential(&mut self.clients[client as usize].arrivals, mean);
+        let at = self.now + Nanos::from_nanos_f64(gap);
+        if at <= self.setup.duration {
+            self.push(at, Ev::Arrive { client });
+        }
+    }
+
+    pub(super) fn arrive(&mut self, client: u32) {
+        let key = self.clients[client as usize]
+            .arrivals
+            .random_range(0..self.setup.keys);
+        self.schedule_arrival(client);
+        let id = self.wanted_until.len() as u64;
+        self.wanted_until.push(u64::MAX);
+        self.out.acquisitions += 1;
+        self.acqs.insert(
+            id,
+            Acq {
+                client,
+                key,
+                started: self.now,
+                state: AcqState::Pending,
+                grants: 0,
+                failures: 0,
+                outstanding: 0,
+                unlocks: BTreeMap::new(),
+                holder: None,
+            },
+        );
+        for server in 0..self.setup.servers {
+            if self.acqs.get(&id).map(|a| a.state) != Some(AcqState::Pending) {
+                break;
+            }
+            if !self.send(client, server, id, What::Lock) {
+                self.lock_result(id, server, false);
+            }
+        }
+    }
+
+    /// Sends an RPC for acquisition `acq` to `server` through the client's
+    /// channel; false when the breaker skipped it.
+    fn send(&mut self, client: u32, server: u32, acq: u64, what: What) -> bool {
+        let Some(a) = self.acqs.get_mut(&acq) else {
+            return false;
+        };
+        let key = a.key;
+        let rpc = self.next_rpc;
+        self.next_rpc += 1;
+        let (kind, op) = match what {
+            What::Lock => (RpcKind::Lock, Op::Lock),
+            What::Unlock | What::LateUnlock => (RpcKind::Unlock, Op::Unlock),
+            What::Refresh { .. } => (RpcKind::Ping, Op::Refresh),
+        };
+        let ch = &mut self.clients[client as usize].channels[server as usize];
+        let decision = ch.handle_request(self.now, rpc, kind);
+        let connection = ch.connection();
+        if decision == Decision::Skip {
+            self.after_channel(client, server);
+            return false;
+        }
+        if let Some(a) = self.acqs.get_mut(&acq) {
+            a.outstanding += 1;
+        }
+        self.rpcs.insert(
+            rpc,
+            RpcInfo {
+                acquisition: acq,
+                server,
+                what,
+                timed_out: false,
+            },
+        );
+        self.note_send(client, server);
+        let node = self.clients[client as usize].node;
+        let mut at = self.now + self.latency(client, node, server);
+        if decision == Decision::RedialAndSend {
+            // The handshake: one round trip before the request goes.
+            at = at + self.latency(client, node, server) + self.latency(client, server, node);
+        }
+        let job = Job {
+            rpc,
+            client,
+            connection,
+            op,
+            key,
+            acquisition: acq,
+        };
+        self.push(at, Ev::AtServer { server, job });
+        self.after_channel(client, server);
+        true
+    }
+
+    pub(super) fn at_client(&mut self, client: u32, server: u32, rpc: u64, ok: bool) {
+        let info = self.rpcs.get(&rpc).copied();
+        let reply = if ok { Reply::Granted } else { Reply::Denied };
+        self.clients[client as usize].channels[server as usize].handle_reply(self.now, rpc, reply);
+        if let Some(info) = info.filter(|i| !i.timed_out) {
+            self.take_rpc(rpc);
+            self.result(info, ok, false);
+        }
+        self.after_channel(client, server);
+        if let Some((_, info)) = self.last_late.take() {
+            self.maybe_forget(info.acquisition);
+        }
+    }
+
+    /// The outcome of an RPC for its caller: `ok` (an answer saying yes)
+    /// or not; `failed`: no answer (deadline, transport).
+    fn result(&mut self, info: RpcInfo, ok: bool, failed: bool) {
+        let (acq, server) = (info.acquisition, info.server);
+        match info.what {
+            What::Lock => self.lock_result(acq, server, ok),
+            What::Unlock => {
+                if let Some(u) = self
+                    .acqs
+                    .get_mut(&acq)
+                    .and_then(|a| a.unlocks.get_mut(&server))
+                {
+                    // A server that answers has no lock left for us.
+                    if failed {
+                        u.handle_failure(self.now);
+                    } else {
+                        u.handle_success(self.now);
+                    }
+                    self.drive_unlock(acq, server);
+                }
+            }
+            What::LateUnlock => {
+                let Some(client) = self.acqs.get(&acq).map(|a| a.client) else {
+                    return;
+                };
+                let outcome = if failed {
+                    LateReleaseOutcome::Failed
+                } else {
+                    LateReleaseOutcome::Released
+                };
+                self.clients[client as usize].channels[server as usize]
+                    .record_late_release(outcome);
+            }
+            What::Refresh { round } => {
+                let reply = match (failed, ok) {
+                    (true, _) => RefreshReply::Offline,
+                    (false, true) => RefreshReply::Refreshed,
+                    (false, false) => RefreshReply::NotFound,
+                };
+                if let Some(h) = self.acqs.get_mut(&acq).and_then(|a| a.holder.as_mut()) {
+                    h.handle_refresh_reply(self.now, round, server, reply);
+                    self.drive_dsync(acq);
+                }
+            }
+        }
+        self.maybe_forget(acq);
+    }
+
+    pub(super) fn lock_result(&mut self, acq: u64, server: u32, granted: bool) {
+        let (servers, quorum) = (self.setup.servers, self.setup.quorum);
+        let Some(a) = self.acqs.get_mut(&acq) else {
+            return;
+        };
+        match a.state {
+            AcqState::Pending => {
+                if granted {
+                    a.grants |= 1 << server;
+                    if a.grants.count_ones() >= quorum {
+                        self.acquired(acq);
+                    }
+                } else {
+                    a.failures += 1;
+                    if a.failures > servers - quorum {
+                        self.give_up(acq);
+                    }
+                }
+            }
+            AcqState::Held => {
+                if granted {
+                    a.grants |= 1 << server;
+                }
+            }
+            AcqState::Released | AcqState::Failed => {
+                if granted {
+                    self.start_unlock(acq, server);
+                }
+            }
+        }
+    }
+
+    fn acquired(&mut self, acq: u64) {
+        let now = self.now;
+        let policy = self.config.policy;
+        let dsync = self.config.dsync.clone();
+        let (servers, quorum) = (self.setup.servers, self.setup.quorum);
+        let Some(a) = self.acqs.get_mut(&acq) else {
+            return;
+        };
+        a.state = AcqState::Held;
+        let client = a.client;
+        let micros = (now - a.started).as_nanos() / 1_000;
+        self.out
+            .latencies_us
+            .push(micros.min(u64::from(u32::MAX)) as u32);
+        self.out.acquired += 1;
+        if policy == PolicyKind::Dsync {
+            let h = DsyncHolder::granted(now, dsync, servers, quorum);
+            let first = h.poll_timeout();
+            a.holder = Some(Box::new(h));
+            if let Some(at) = first {
+                self.push(at, Ev::DsyncTimer { acquisition: acq });
+            }
+        }
+        let hold = self
+            .setup
+            .hold
+            .sample(&mut self.clients[client as usize].rng);
+        self.push(now + hold, Ev::HoldEnd { acquisition: acq });
+    }
+
+    fn give_up(&mut self, acq: u64) {
+        let Some(a) = self.acqs.get_mut(&acq) else {
+            return;
+        };
+        a.state = AcqState::Failed;
+        let grants = a.grants;
+        self.wanted_until[acq as usize] = self.now.as_nanos();
+        self.out.failed_acquisitions += 1;
+        self.unlock_all(acq, grants);
+    }
+
+    pub(super) fn hold_end(&mut self, acq: u64) {
+        let Some(a) = self.acqs.get_mut(&acq) else {
+            return;
+        };
+        if a.state != AcqState::Held {
+            return;
+        }
+        a.state = AcqState::Released;
+        if let Some(h) = a.holder.as_mut() {
+            h.release();
+        }
+        let grants = a.grants;
+        self.unlock_all(acq, grants);
+        self.maybe_forget(acq);
+    }
+
+    fn unlock_all(&mut self, acq: u64, grants: u64) {
+        for server in 0..self.setup.servers {
+            if grants & (1 << server) != 0 {
+                self.start_unlock(acq, server);
+            }
+        }
+    }
+
+    fn start_unlock(&mut self, acq: u64, server: u32) {
+        let config = self.config.unlock.clone();
+        let Some(a) = self.acqs.get_mut(&acq) else {
+            return;
+        };
+        if a.unlocks.contains_key(&server) {
+            return;
+        }
+        a.unlocks.insert(server, UnlockRetry::start(config));
+        self.drive_unlock(acq, server);
+    }
+
+    pub(super) fn drive_unlock(&mut self, acq: u64, server: u32) {
+        loop {
+            let Some(a) = self.acqs.get_mut(&acq) else {
+                return;
+            };
+            let client = a.client;
+            let Some(u) = a.unlocks.get_mut(&server) else {
+                return;
+            };
+            match u.poll_event() {
+                Some(UnlockEvent::Attempt { attempt }) => {
+                    if attempt > 1 {
+                        self.out.unlock_retries += 1;
+                    }
+                    self.send(client, server, acq, What::Unlock);
+                }
+                Some(UnlockEvent::Released) => {
+                    a.unlocks.remove(&server);
+                }
+                Some(UnlockEvent::GaveUp) => {
+                    a.unlocks.remove(&server);
+                    self.out.unlock_give_ups += 1;
+                    let w = &mut self.wanted_until[acq as usize];
+                    *w = (*w).min(self.now.as_nanos());
+                }
+                None => {
+                    if let Some(at) = u.poll_timeout() {
+                        self.push(
+                            at,
+                            Ev::UnlockTimer {
+                                acquisition: acq,
+                                server,
+                            },
+                        );
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    pub(super) fn dsync_timer(&mut self, acq: u64) {
+        if let Some(h) = self.acqs.get_mut(&acq).and_then(|a| a.holder.as_mut()) {
+            if h.poll_timeout() == Some(self.now) {
+                h.handle_timeout(self.now);
+                self.drive_dsync(acq);
+            }
+        }
+    }
+
+    fn drive_dsync(&mut self, acq: u64) {
+        loop {
+            let Some(a) = self.acqs.get_mut(&acq) else {
+                return;
+            };
+            let client = a.client;
+            let Some(h) = a.holder.as_mut() else {
+                return;
+            };
+            match h.poll_event() {
+                Some(DsyncEvent::Refresh { round }) => {
+                    for server in 0..self.setup.servers {
+                        if !self.send(client, server, acq, What::Refresh { round }) {
+                            self.result(
+                                RpcInfo {
+                                    acquisition: acq,
+                                    server,
+                                    what: What::Refresh { round },
+                                    timed_out: true,
+                                },
+                                false,
+                                true,
+                            );
+                        }
+                    }
+                }
+                Some(DsyncEvent::Kept { .. }) => {}
+                Some(DsyncEvent::Lost { .. }) => {
+                    self.out.locks_lost += 1;
+                    self.hold_end(acq);
+                }
+                None => {
+                    if let Some(at) = h.poll_timeout() {
+                        self.push(at, Ev::DsyncTimer { acquisition: acq });
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Drops an acquisition nothing refers to any more.
+    pub(super) fn maybe_forget(&mut self, acq: u64) {
+        let Some(a) = self.acqs.get(&acq) else {
+            return;
+        };
+        let over = matches!(a.state, AcqState::Released | AcqState::Failed);
+        let holder_done = a.holder.as_ref().is_none_or(|h| h.poll_timeout().is_none());
+        if over && a.unlocks.is_empty() && holder_done && a.outstanding == 0 {
+            self.acqs.remove(&acq);
+        }
+    }
+
+    /// Stops tracking RPC `rpc`.
+    fn take_rpc(&mut self, rpc: u64) -> Option<RpcInfo> {
+        let info = self.rpcs.remove(&rpc)?;
+        if let Some(a) = self.acqs.get_mut(&info.acquisition) {
+            debug_assert!(a.outstanding > 0);
+            a.outstanding -= 1;
+        }
+        Some(info)
+    }
+
+    /// Carries out what client `client`'s channel to `server` asks, then
+    /// arms its timer.
+    pub(super) fn after_channel(&mut self, client: u32, server: u32) {
+        let dead = self.dead(server);
+        while let Some(ev) = self.clients[client as usize].channels[server as usize].poll_event() {
+            match ev {
+                ChannelEvent::Redial { .. } => self.out.redials.add(dead),
+                ChannelEvent::TimedOut { rpc } => {
+                    self.out.timeouts.add(dead);
+                    if let Some(info) = self.rpcs.get_mut(&rpc) {
+                        info.timed_out = true;
+                        let info = *info;
+                        self.result(info, false, true);
+                    }
+                }
+                ChannelEvent::Detached { .. } | ChannelEvent::Suppressed { .. } => {}
+                ChannelEvent::Reset { rpc, .. } => {
+                    self.out.resets.add(dead);
+                    if let Some(info) = self.take_rpc(rpc) {
+                        self.maybe_forget(info.acquisition);
+                    }
+                    let node = self.clients[client as usize].node;
+                    let at = self.now + self.latency(client, node, server);
+                    self.push(at, Ev::Cancel { server, rpc });
+                }
+                ChannelEvent::TearDown { connection } => {
+                    self.out.teardowns.add(dead);
+                    self.servers[server as usize]
+                        .closed
+                        .insert((client, connection));
+                }
+                ChannelEvent::Failed { rpc } => {
+                    if let Some(info) = self.take_rpc(rpc) {
+                        if !info.timed_out {
+                            self.result(info, false, true);
+                        }
+                        self.maybe_forget(info.acquisition);
+                    }
+                }
+                ChannelEvent::Evicted { .. } => self.out.evictions.add(dead),
+                ChannelEvent::LateCompletion { rpc, .. } => {
+                    if let Some((_, old)) = self.last_late.take() {
+                        self.maybe_forget(old.acquisition);
+                    }
+                    self.last_late = self.take_rpc(rpc).map(|i| (rpc, i));
+                }
+                ChannelEvent::Release { rpc } => {
+                    let info = match self.last_late {
+                        Some((r, i)) if r == rpc => Some(i),
+                        _ => self.rpcs.get(&rpc).copied(),
+                    };
+                    if let Some(info) = info.filter(|i| i.what == What::Lock) {
+                        self.send(client, server, info.acquisition, What::LateUnlock);
+                    }
+                }
+            }
+        }
+        let c = &mut self.clients[client as usize];
+        let next = c.channels[server as usize].poll_timeout();
+        // Armed only when sooner than the timer already set: deadlines
+        // only move later as RPCs end, and a timer that fires early finds
+        // nothing due and re-arms.
+        if let Some(at) = next {
+            if c.timer_at[server as usize].is_none_or(|t| at < t) {
+                c.timer_at[server as usize] = Some(at);
+                self.push(at, Ev::ChannelTimer { client, server });
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! Faults on the lock servers (crash, restart, pause, degrade), the
+//! dead-peer windows they open, and the summing of every channel's
+//! counters at the end of a run.
+
+use fdlab_protocol::lockrpc::{BreakerState, ChannelCounters};
+use fdlab_protocol::Nanos;
+
+use super::outcome::DeadPeerStop;
+use super::world::{DeadWindow, Ev, World};
+use super::STOPPED_MARGIN;
+use crate::faults::Action;
+
+impl World<'_> {
+    pub(super) fn fault(&mut self, action: Action) {
+        match action {
+            Action::Crash { node } => {
+                let s = &mut self.servers[node as usize];
+                if s.down {
+                    return;
+                }
+                s.crash();
+                s.lease_timer = None;
+                // Every connection to it dies: the kernel resets them.
+                for c in 0..self.setup.clients {
+                    let conn = self.clients[c as usize].channels[node as usize].connection();
+                    self.servers[node as usize].floor[c as usize] = conn + 1;
+                    let cnode = self.clients[c as usize].node;
+                    let back = self.latency(c, node, cnode);
+                    self.push(
+                        self.now + back,
+                        Ev::Refused {
+                            client: c,
+                            server: node,
+                            connection: conn,
+                        },
+                    );
+                }
+                self.windows[node as usize] = Some(DeadWindow {
+                    start: self.now,
+                    ..DeadWindow::default()
+                });
+            }
+            Action::Restart { node } => {
+                let s = &mut self.servers[node as usize];
+                if !s.down {
+                    return;
+                }
+                s.down = false;
+                s.closed.clear();
+                self.close_window(node);
+            }
+            Action::PauseStart { node, .. } => self.servers[node as usize].paused = true,
+            Action::PauseEnd { node } => {
+                let s = &mut self.servers[node as usize];
+                if !s.paused {
+                    return;
+                }
+                s.paused = false;
+                let done = std::mem::take(&mut s.finished_while_paused);
+                for (job, lane) in done {
+                    self.finish(node, job, lane);
+                }
+                self.try_start(node);
+            }
+            Action::DegradeStart { node, slowdown, .. } => {
+                self.servers[node as usize].slowdown = slowdown
+            }
+            Action::DegradeEnd { node } => self.servers[node as usize].slowdown = Nanos::ZERO,
+            // Refused by validation for lock scenarios.
+            _ => {}
+        }
+    }
+
+    pub(super) fn close_window(&mut self, server: u32) {
+        let Some(w) = self.windows[server as usize].take() else {
+            return;
+        };
+        let end = self.now;
+        let stop_after = w.last_send.map_or(Nanos::ZERO, |t| t - w.start);
+        let stopped = w.last_send.is_none_or(|t| t + STOPPED_MARGIN < end);
+        self.out.dead_peers.push(DeadPeerStop {
+            server,
+            start: w.start,
+            end,
+            stop_after,
+            stopped,
+            rpcs: w.rpcs,
+            probes: w.probes,
+        });
+    }
+
+    /// Books an RPC sent to `server` (after the channel let it through).
+    pub(super) fn note_send(&mut self, client: u32, server: u32) {
+        if let Some(w) = self.windows[server as usize].as_mut() {
+            w.rpcs += 1;
+            let ch = &self.clients[client as usize].channels[server as usize];
+            if matches!(ch.breaker().state(self.now), BreakerState::HalfOpen { .. }) {
+                w.probes += 1;
+            } else {
+                w.last_send = Some(self.now);
+            }
+        }
+    }
+
+    /// Whether `server` is crashed now.
+    pub(super) fn dead(&self, server: u32) -> bool {
+        self.servers[server as usize].down
+    }
+}
+
+pub(super) fn add_counters(sum: &mut ChannelCounters, c: &ChannelCounters) {
+    macro_rules! add {
+        ($($f:ident).+) => { sum.$($f).+ += c.$($f).+; };
+    }
+    add!(sent.lock);
+    add!(sent.unlock);
+    add!(sent.ping);
+    add!(completed);
+    add!(statuses);
+    add!(failed);
+    add!(timeouts.lock);
+    add!(timeouts.unlock);
+    add!(timeouts.ping);
+    add!(evictions_timeout);
+    add!(evictions_transport);
+    add!(suppressed_peer_recently_served);
+    add!(suppressed_cooling_down);
+    add!(detached);
+    add!(aborted);
+    add!(late_success);
+    add!(late_error);
+    add!(late_releases);
+    add!(late_released);
+    add!(late_partial);
+    add!(late_failed);
+    add!(redials);
+    add!(resets);
+    add!(teardowns);
+    add!(skipped);
+    add!(ignored_replies);
+}

@@ -1,0 +1,248 @@
+//! The simulator against SPEC §10's operators' reading, and its
+//! determinism.
+
+use fdlab_protocol::lockrpc::PolicyKind;
+use fdlab_protocol::Nanos;
+use proptest::prelude::*;
+
+use super::*;
+use crate::scenario::{
+    Dist, Fault, FaultKind, LockrpcSetup, MonitorCount, Network, Scenario, Topology, Workload,
+};
+use crate::valid::ValidScenario;
+
+fn lock_table(rate: f64) -> LockrpcSetup {
+    LockrpcSetup {
+        rpcs_per_second: rate,
+        ..LockrpcSetup::default()
+    }
+}
+
+fn scenario(nodes: u32, secs: u64, l: LockrpcSetup, faults: Vec<Fault>) -> ValidScenario {
+    ValidScenario::new(Scenario {
+        name: "t".into(),
+        description: String::new(),
+        duration: Nanos::from_secs(secs),
+        seeds: 1,
+        topology: Topology::Mesh {
+            nodes,
+            monitors_per_node: MonitorCount::All,
+        },
+        network: Network {
+            latency: Dist::Constant {
+                value: Nanos::from_micros(500),
+            },
+            ..Network::default()
+        },
+        workload: Workload::default(),
+        detectors: Vec::new(),
+        faults,
+        random_faults: Vec::new(),
+        clocks: Vec::new(),
+        membership: None,
+        placement: None,
+        lockrpc: Some(l),
+    })
+    .unwrap()
+}
+
+fn fault(kind: FaultKind, node: &str, at: u64, duration: Option<u64>) -> Fault {
+    Fault {
+        kind: Some(kind),
+        node: Some(node.into()),
+        at: Some(Nanos::from_secs(at)),
+        duration: duration.map(Nanos::from_secs),
+        ..Fault::default()
+    }
+}
+
+fn by_policy(s: &ValidScenario, seed: u64) -> Vec<LockOutcome> {
+    let setup = Setup::new(s).unwrap();
+    run_all(s, &setup, seed)
+}
+
+fn get(runs: &[LockOutcome], p: PolicyKind) -> &LockOutcome {
+    runs.iter().find(|r| r.policy == p).unwrap()
+}
+
+/// n1 serves every RPC 38 ms slower from 10 s to 40 s: its queue passes
+/// the 3 s deadline.
+fn slow_peer() -> ValidScenario {
+    let mut slow = fault(FaultKind::Degrade, "n1", 10, Some(30));
+    slow.slowdown = Some(Nanos::from_millis(38));
+    scenario(4, 50, lock_table(20.0), vec![slow])
+}
+
+#[test]
+fn a_slow_peer_evict_on_timeout_redials_on_every_timeout_rustfs_keeps_the_channel() {
+    let runs = by_policy(&slow_peer(), 1);
+    let evict = get(&runs, PolicyKind::EvictOnTimeout);
+    let rustfs = get(&runs, PolicyKind::Rustfs);
+    assert!(evict.timeouts.live > 100, "{:?}", evict.timeouts);
+    // Every timeout evicts (as does each RPC failed by a tear-down).
+    assert_eq!(evict.evictions.live, evict.counters.evictions());
+    assert!(
+        evict.counters.evictions_timeout * 10 >= evict.timeouts.live * 9,
+        "{evict:?}"
+    );
+    assert_eq!(evict.resets.live, evict.timeouts.live);
+    assert!(evict.redials.live * 2 >= evict.evictions.live);
+    // RustFS: the slow peer keeps serving, so most timeouts are suppressed,
+    // and a channel is evicted at most once per cooldown (5 s) per client.
+    assert!(rustfs.timeouts.live > 100);
+    assert!(rustfs.counters.suppressed() > rustfs.evictions.live);
+    let cooldowns = 30 / 5 + 1;
+    assert!(
+        rustfs.evictions.live <= u64::from(rustfs.clients) * cooldowns,
+        "{:?}",
+        rustfs.evictions
+    );
+    assert!(rustfs.redials.live * 10 < evict.redials.live);
+    // Detached, not cancelled: no reset, no tear-down.
+    assert_eq!(rustfs.resets.total(), 0);
+    assert_eq!(rustfs.teardowns.total(), 0);
+}
+
+#[test]
+fn the_breaker_caps_timeouts_per_second_after_its_first_window() {
+    let runs = by_policy(&slow_peer(), 2);
+    let rustfs = get(&runs, PolicyKind::Rustfs);
+    let breaker = get(&runs, PolicyKind::RustfsBreaker);
+    assert!(rustfs.timeouts.live > 0);
+    assert!(
+        breaker.timeouts.live * 2 < rustfs.timeouts.live,
+        "breaker {} rustfs {}",
+        breaker.timeouts.live,
+        rustfs.timeouts.live
+    );
+    assert!(breaker.counters.skipped > 0);
+    // After the threshold's 3 timeouts, each further one opens a window
+    // of at least `first_window` (1.5 s): per client, over the 30 s of the
+    // fault plus the 3 s deadline, about 3 + 33 / 1.5 timeouts of lock
+    // RPCs at most, times two for the in-flight ones a window catches.
+    let per_client = breaker.counters.timeouts.lock / u64::from(breaker.clients);
+    assert!(per_client <= 2 * (3 + 33 * 2 / 3), "{per_client}");
+}
+
+#[test]
+fn no_lock_is_held_forever_leases_reclaim_orphans() {
+    // Evict-on-timeout cancels timed-out RPCs the server may already have
+    // granted: those locks stay until the lease (5 s here) expires.
+    let mut l = lock_table(20.0);
+    l.server_lease = Some(Nanos::from_secs(5));
+    l.policies = Some(vec!["evict-on-timeout".into()]);
+    let mut slow = fault(FaultKind::Degrade, "n1", 5, Some(20));
+    slow.slowdown = Some(Nanos::from_millis(38));
+    let s = scenario(4, 40, l, vec![slow]);
+    let r = &by_policy(&s, 3)[0];
+    assert!(r.lease_expiries > 0, "{r:?}");
+    // Every orphan ended by the lease: at most 5 s each (plus the queue).
+    assert!(
+        r.orphaned.as_secs_f64()
+            <= 5.0 * r.lease_expiries as f64 + 1e-9 + 3.0 * r.lease_expiries as f64
+    );
+    // After the fault (and a lease), acquisitions go through again.
+    assert!(r.acquired * 10 > r.acquisitions * 9, "{r:?}");
+}
+
+#[test]
+fn a_dead_peer_stops_receiving_rpcs_within_a_bound_under_the_breaker() {
+    // Crashed for good at 10 s. Channels without a breaker re-dial it on
+    // every request (one refused dial each), so traffic never stops; the
+    // breaker skips it after 3 failures: only probes and unlock retries
+    // (31.6 s of backoff at most) reach it afterwards.
+    let s = scenario(
+        4,
+        70,
+        lock_table(20.0),
+        vec![fault(FaultKind::Crash, "n1", 10, None)],
+    );
+    let runs = by_policy(&s, 4);
+    for r in &runs {
+        assert_eq!(r.dead_peers.len(), 1);
+        // Every client still gets a quorum from the other three.
+        assert!(r.acquired * 10 > r.acquisitions * 9, "{:?}", r.policy);
+        assert_eq!(r.evictions.live, 0, "{:?}", r.policy);
+    }
+    let breaker = get(&runs, PolicyKind::RustfsBreaker);
+    let d = breaker.dead_peers[0];
+    assert!(d.stopped, "{d:?}");
+    let unlock_tail = Nanos::from_millis(31_600 + 1_000);
+    assert!(d.stop_after <= unlock_tail, "{d:?}");
+    for p in [
+        PolicyKind::EvictOnTimeout,
+        PolicyKind::Rustfs,
+        PolicyKind::Dsync,
+    ] {
+        let d = get(&runs, p).dead_peers[0];
+        assert!(!d.stopped, "{p:?}: {d:?}");
+        assert!(d.rpcs > 10 * breaker.dead_peers[0].rpcs, "{p:?}");
+    }
+    // One transport eviction per cooldown per client under RustFS.
+    let rustfs = get(&runs, PolicyKind::Rustfs);
+    let cooldowns = 60 / 5 + 1;
+    assert!(rustfs.evictions.dead <= u64::from(rustfs.clients) * cooldowns);
+    assert!(rustfs.evictions.dead >= u64::from(rustfs.clients) * (cooldowns - 2));
+}
+
+#[test]
+fn the_same_seed_gives_the_same_runs_and_policies_share_the_arrivals() {
+    let s = slow_peer();
+    let a = by_policy(&s, 7);
+    let b = by_policy(&s, 7);
+    assert_eq!(a, b);
+    let arrivals: Vec<u64> = a.iter().map(|r| r.acquisitions).collect();
+    assert!(arrivals.windows(2).all(|w| w[0] == w[1]), "{arrivals:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    #[test]
+    fn small_lock_scenarios_run_deterministically(
+        seed in 0u64..1_000,
+        nodes in 2u32..=5,
+        clients in 1u32..=3,
+        rate in 1.0f64..60.0,
+        workers in 1u32..=4,
+        convoy in any::<bool>(),
+        kind in 0usize..5,
+        at in 0u64..20,
+        length in 1u64..15,
+        slowdown_ms in 0u64..3_000,
+        keys in 1u32..8,
+    ) {
+        let mut l = lock_table(rate);
+        l.clients_per_node = clients;
+        l.workers = workers;
+        l.convoy = convoy;
+        l.keys = keys;
+        l.server_lease = Some(Nanos::from_secs(4));
+        let node = format!("n{}", nodes - 1);
+        let mut faults = Vec::new();
+        match kind {
+            0 => {}
+            1 => faults.push(fault(FaultKind::Crash, &node, at, Some(length))),
+            2 => faults.push(fault(FaultKind::Pause, &node, at, Some(length))),
+            3 => {
+                let mut f = fault(FaultKind::Degrade, &node, at, Some(length));
+                f.slowdown = Some(Nanos::from_millis(slowdown_ms));
+                faults.push(f);
+            }
+            _ => {
+                let mut f = fault(FaultKind::SlowLink, &node, at, Some(length));
+                f.node = None;
+                f.extra_latency = Some(Nanos::from_millis(slowdown_ms));
+                faults.push(f);
+            }
+        }
+        let s = scenario(nodes, 30, l, faults);
+        let a = by_policy(&s, seed);
+        let b = by_policy(&s, seed);
+        prop_assert_eq!(&a, &b);
+        for r in &a {
+            prop_assert!(r.acquired + r.failed_acquisitions <= r.acquisitions);
+            prop_assert_eq!(r.latencies_us.len() as u64, r.acquired);
+            prop_assert!(r.live_server_time <= Nanos(30_000_000_000 * u64::from(nodes)));
+        }
+    }
+}

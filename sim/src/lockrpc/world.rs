@@ -1,0 +1,517 @@
+//! The event loop of one lock-RPC run: the queue, the servers' side, the
+//! faults, and the bookkeeping of dead-peer windows. The clients' side is
+//! in `client.rs`.
+
+use std::collections::BTreeMap;
+
+use fdlab_protocol::lockrpc::DsyncHolder;
+use fdlab_protocol::lockrpc::{ChannelConfig, ChannelCounters, PeerChannel, UnlockRetry};
+use fdlab_protocol::Nanos;
+use rand_chacha::ChaCha8Rng;
+
+use super::ids::IdWindow;
+use super::outcome::{LockOutcome, PeerSplit};
+use super::server::{Held, Job, Server};
+use super::setup::Setup;
+use crate::faults::{Action, LinkFault, Schedule};
+use crate::queue::EventQueue;
+use crate::rng::Streams;
+use crate::scenario::Scenario;
+
+/// One simulated happening.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Ev {
+    /// Client `client` starts an acquisition.
+    Arrive {
+        client: u32,
+    },
+    /// An RPC reaches its server.
+    AtServer {
+        server: u32,
+        job: Job,
+    },
+    /// A `RST_STREAM` reaches the server.
+    Cancel {
+        server: u32,
+        rpc: u64,
+    },
+    /// A worker finished `job`.
+    Done {
+        server: u32,
+        job: Job,
+        lock_lane: bool,
+        epoch: u32,
+    },
+    /// An answer reaches the client (`ok`: granted, unlocked, refreshed).
+    AtClient {
+        client: u32,
+        server: u32,
+        rpc: u64,
+        ok: bool,
+    },
+    /// Connection `connection` failed under the client (refused, reset).
+    Refused {
+        client: u32,
+        server: u32,
+        connection: u64,
+    },
+    ChannelTimer {
+        client: u32,
+        server: u32,
+    },
+    HoldEnd {
+        acquisition: u64,
+    },
+    UnlockTimer {
+        acquisition: u64,
+        server: u32,
+    },
+    DsyncTimer {
+        acquisition: u64,
+    },
+    /// A server's earliest lease may have ended.
+    Lease {
+        server: u32,
+    },
+    Fault(Action),
+}
+
+/// What an RPC is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum What {
+    Lock,
+    Unlock,
+    /// Releasing a grant that came after its caller gave up.
+    LateUnlock,
+    Refresh {
+        round: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RpcInfo {
+    pub acquisition: u64,
+    pub server: u32,
+    pub what: What,
+    /// Its deadline passed (its caller was told; it may run detached).
+    pub timed_out: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AcqState {
+    Pending,
+    Held,
+    Released,
+    Failed,
+}
+
+/// One acquisition of one client.
+#[derive(Debug)]
+pub(super) struct Acq {
+    pub client: u32,
+    pub key: u32,
+    pub started: Nanos,
+    pub state: AcqState,
+    /// Servers that granted (bit i: server i), and that said no or failed.
+    pub grants: u64,
+    pub failures: u32,
+    /// Its RPCs still tracked (in flight or detached).
+    pub outstanding: u32,
+    pub unlocks: BTreeMap<u32, UnlockRetry>,
+    /// Boxed: most acquisitions have none, and acquisitions move in a map.
+    pub holder: Option<Box<DsyncHolder>>,
+}
+
+/// One client: a channel per server.
+pub(super) struct Client {
+    pub node: u32,
+    pub channels: Vec<PeerChannel>,
+    /// Per server: the channel timer scheduled.
+    pub timer_at: Vec<Option<Nanos>>,
+    pub arrivals: ChaCha8Rng,
+    pub rng: ChaCha8Rng,
+}
+
+/// A crashed server's window being measured.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct DeadWindow {
+    pub start: Nanos,
+    pub last_send: Option<Nanos>,
+    pub rpcs: u64,
+    pub probes: u64,
+}
+
+pub(super) struct World<'a> {
+    pub setup: &'a Setup,
+    pub config: ChannelConfig,
+    pub now: Nanos,
+    pub queue: EventQueue<Ev>,
+    pub servers: Vec<Server>,
+    pub server_rngs: Vec<ChaCha8Rng>,
+    pub clients: Vec<Client>,
+    pub acqs: IdWindow<Acq>,
+    pub rpcs: IdWindow<RpcInfo>,
+    /// By acquisition: when its client stopped wanting the lock (gave up,
+    /// or gave up unlocking); `u64::MAX` while wanted or released cleanly.
+    pub wanted_until: Vec<u64>,
+    pub next_rpc: u64,
+    pub link_faults: Vec<LinkFault>,
+    pub windows: Vec<Option<DeadWindow>>,
+    /// A detached RPC that just ended, for the `Release` that follows it.
+    pub last_late: Option<(u64, RpcInfo)>,
+    pub out: LockOutcome,
+}
+
+impl<'a> World<'a> {
+    pub(super) fn new(
+        scenario: &Scenario,
+        setup: &'a Setup,
+        seed: u64,
+        policy: usize,
+    ) -> World<'a> {
+        let streams = Streams::new(seed);
+        let names = scenario.topology.node_names();
+        let schedule = Schedule::resolve(scenario, &names, &streams);
+        let config = setup.configs[policy].clone();
+        let mut queue = EventQueue::new();
+        for &(at, action) in &schedule.actions {
+            queue.push(at.as_nanos(), Ev::Fault(action));
+        }
+        let clients = (0..setup.clients)
+            .map(|c| Client {
+                node: setup.node_of(c),
+                channels: (0..setup.servers)
+                    .map(|_| PeerChannel::new(config.clone()))
+                    .collect(),
+                timer_at: vec![None; setup.servers as usize],
+                arrivals: streams.lock_arrivals(c),
+                rng: streams.lock_latency(c),
+            })
+            .collect();
+        let servers = (0..setup.servers)
+            .map(|_| Server {
+                floor: vec![0; setup.clients as usize],
+                ..Server::default()
+            })
+            .collect();
+        let mut world = World {
+            setup,
+            now: Nanos::ZERO,
+            queue,
+            servers,
+            server_rngs: (0..setup.servers).map(|s| streams.lock_server(s)).collect(),
+            clients,
+            acqs: IdWindow::default(),
+            rpcs: IdWindow::default(),
+            wanted_until: Vec::new(),
+            next_rpc: 0,
+            link_faults: schedule.link_faults.clone(),
+            windows: vec![None; setup.servers as usize],
+            last_late: None,
+            out: LockOutcome {
+                scenario: scenario.name.clone(),
+                seed,
+                policy: config.policy,
+                duration: scenario.duration,
+                servers: setup.servers,
+                clients: setup.clients,
+                events: 0,
+                counters: ChannelCounters::default(),
+                evictions: PeerSplit::default(),
+                redials: PeerSplit::default(),
+                resets: PeerSplit::default(),
+                teardowns: PeerSplit::default(),
+                timeouts: PeerSplit::default(),
+                acquisitions: 0,
+                acquired: 0,
+                failed_acquisitions: 0,
+                latencies_us: Vec::new(),
+                orphaned: Nanos::ZERO,
+                unlock_retries: 0,
+                unlock_give_ups: 0,
+                lease_expiries: 0,
+                locks_lost: 0,
+                live_server_time: Nanos::ZERO,
+                dead_peers: Vec::new(),
+            },
+            config,
+        };
+        for c in 0..setup.clients {
+            world.schedule_arrival(c);
+        }
+        world
+    }
+
+    /// Runs to the end of the scenario.
+    pub(super) fn run(mut self) -> LockOutcome {
+        let end = self.setup.duration;
+        let mut down_since: Vec<Option<Nanos>> = vec![None; self.servers.len()];
+        while let Some((at, ev)) = self.queue.pop() {
+            let at = Nanos(at);
+            if at > end {
+                break;
+            }
+            self.now = at;
+            self.out.events += 1;
+            if let Ev::Fault(Action::Crash { node }) = ev {
+                down_since[node as usize].get_or_insert(at);
+            }
+            if let Ev::Fault(Action::Restart { node }) = ev {
+                if let Some(since) = down_since[node as usize].take() {
+                    self.out.live_server_time = self.out.live_server_time + (at - since);
+                }
+            }
+            self.handle(ev);
+        }
+        self.now = end;
+        let mut downtime = Nanos::ZERO;
+        for since in down_since.into_iter().flatten() {
+            downtime = downtime + (end - since);
+        }
+        let total = Nanos(end.as_nanos() * u64::from(self.setup.servers));
+        // live_server_time held the finished downtimes so far.
+        self.out.live_server_time = total - (self.out.live_server_time + downtime);
+        for s in 0..self.servers.len() {
+            self.close_window(s as u32);
+        }
+        let mut counters = ChannelCounters::default();
+        for c in &self.clients {
+            for ch in &c.channels {
+                super::faults::add_counters(&mut counters, ch.counters());
+            }
+        }
+        self.out.counters = counters;
+        self.out
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Arrive { client } => self.arrive(client),
+            Ev::AtServer { server, job } => self.at_server(server, job),
+            Ev::Cancel { server, rpc } => {
+                let s = &mut self.servers[server as usize];
+                if !s.down {
+                    s.cancelled.insert(rpc);
+                }
+            }
+            Ev::Done {
+                server,
+                job,
+                lock_lane,
+                epoch,
+            } => {
+                let s = &mut self.servers[server as usize];
+                if s.epoch != epoch {
+                    return;
+                }
+                if s.paused {
+                    s.finished_while_paused.push((job, lock_lane));
+                    return;
+                }
+                self.finish(server, job, lock_lane);
+                self.try_start(server);
+            }
+            Ev::AtClient {
+                client,
+                server,
+                rpc,
+                ok,
+            } => self.at_client(client, server, rpc, ok),
+            Ev::Refused {
+                client,
+                server,
+                connection,
+            } => {
+                let ch = &mut self.clients[client as usize].channels[server as usize];
+                if ch.connection() == connection {
+                    ch.handle_transport_error(self.now);
+                    self.after_channel(client, server);
+                }
+            }
+            Ev::ChannelTimer { client, server } => {
+                let c = &mut self.clients[client as usize];
+                if c.timer_at[server as usize] == Some(self.now) {
+                    c.timer_at[server as usize] = None;
+                    c.channels[server as usize].handle_timeout(self.now);
+                    self.after_channel(client, server);
+                }
+            }
+            Ev::HoldEnd { acquisition } => self.hold_end(acquisition),
+            Ev::UnlockTimer {
+                acquisition,
+                server,
+            } => {
+                if let Some(u) = self
+                    .acqs
+                    .get_mut(&acquisition)
+                    .and_then(|a| a.unlocks.get_mut(&server))
+                {
+                    u.handle_timeout(self.now);
+                    self.drive_unlock(acquisition, server);
+                }
+            }
+            Ev::DsyncTimer { acquisition } => self.dsync_timer(acquisition),
+            Ev::Lease { server } => self.lease(server),
+            Ev::Fault(action) => self.fault(action),
+        }
+    }
+
+    /// One-way latency of a message between nodes `from` and `to`, drawn
+    /// from client `client`'s stream.
+    pub(super) fn latency(&mut self, client: u32, from: u32, to: u32) -> Nanos {
+        let mut t = self
+            .setup
+            .latency
+            .sample(&mut self.clients[client as usize].rng);
+        for f in &self.link_faults {
+            if f.applies(from, to, self.now) {
+                t = t + f.extra_latency;
+            }
+        }
+        t
+    }
+
+    pub(super) fn push(&mut self, at: Nanos, ev: Ev) {
+        self.queue.push(at.as_nanos(), ev);
+    }
+
+    fn at_server(&mut self, server: u32, job: Job) {
+        let s = &mut self.servers[server as usize];
+        let dead = s.down || job.connection < s.floor[job.client as usize];
+        if dead {
+            // Connection refused (or reset by a restarted server).
+            let node = self.clients[job.client as usize].node;
+            let back = self.latency(job.client, server, node);
+            self.push(
+                self.now + back,
+                Ev::Refused {
+                    client: job.client,
+                    server,
+                    connection: job.connection,
+                },
+            );
+            return;
+        }
+        if !s.live(&job) {
+            s.cancelled.remove(&job.rpc);
+            return;
+        }
+        if self.setup.convoy && job.op == super::server::Op::Lock {
+            s.lock_queue.push_back(job);
+        } else {
+            s.queue.push_back(job);
+        }
+        self.try_start(server);
+    }
+
+    pub(super) fn try_start(&mut self, server: u32) {
+        let workers = self.setup.workers;
+        loop {
+            let s = &mut self.servers[server as usize];
+            if s.down || s.paused {
+                return;
+            }
+            let lane = if s.busy < workers && !s.queue.is_empty() {
+                false
+            } else if !s.lock_busy && !s.lock_queue.is_empty() {
+                true
+            } else {
+                return;
+            };
+            let Some(job) = s.next_job(lane) else {
+                continue;
+            };
+            if lane {
+                s.lock_busy = true;
+            } else {
+                s.busy += 1;
+            }
+            let (slowdown, epoch) = (s.slowdown, s.epoch);
+            let service = self
+                .setup
+                .service
+                .sample(&mut self.server_rngs[server as usize]);
+            self.push(
+                self.now + service + slowdown,
+                Ev::Done {
+                    server,
+                    job,
+                    lock_lane: lane,
+                    epoch,
+                },
+            );
+        }
+    }
+
+    pub(super) fn finish(&mut self, server: u32, job: Job, lock_lane: bool) {
+        let lease = self.config.unlock.server_lease;
+        let s = &mut self.servers[server as usize];
+        if lock_lane {
+            s.lock_busy = false;
+        } else {
+            debug_assert!(s.busy > 0);
+            s.busy -= 1;
+        }
+        if !s.live(&job) {
+            s.cancelled.remove(&job.rpc);
+            return;
+        }
+        let (ok, released) = s.apply(self.now, &job, lease);
+        if let Some(h) = released {
+            self.count_orphan(h);
+        }
+        self.arm_lease(server);
+        let node = self.clients[job.client as usize].node;
+        let back = self.latency(job.client, server, node);
+        self.push(
+            self.now + back,
+            Ev::AtClient {
+                client: job.client,
+                server,
+                rpc: job.rpc,
+                ok,
+            },
+        );
+    }
+
+    /// A released lock's time while its client no longer wanted it.
+    fn count_orphan(&mut self, h: Held) {
+        let until = self
+            .wanted_until
+            .get(h.acquisition as usize)
+            .copied()
+            .unwrap_or(u64::MAX);
+        if until == u64::MAX {
+            return;
+        }
+        let from = h.granted_at.as_nanos().max(until);
+        if self.now.as_nanos() > from {
+            self.out.orphaned = self.out.orphaned + Nanos(self.now.as_nanos() - from);
+        }
+    }
+
+    /// Schedules `server`'s lease timer at its earliest lease, unless one
+    /// is due sooner.
+    fn arm_lease(&mut self, server: u32) {
+        let s = &mut self.servers[server as usize];
+        if let Some(&(at, _)) = s.leases.first() {
+            if s.lease_timer.is_none_or(|t| at < t) {
+                s.lease_timer = Some(at);
+                self.push(at, Ev::Lease { server });
+            }
+        }
+    }
+
+    fn lease(&mut self, server: u32) {
+        let s = &mut self.servers[server as usize];
+        if s.lease_timer != Some(self.now) {
+            return;
+        }
+        s.lease_timer = None;
+        for h in s.expire(self.now) {
+            self.out.lease_expiries += 1;
+            self.count_orphan(h);
+        }
+        self.arm_lease(server);
+    }
+}

@@ -1,0 +1,139 @@
+//! End-to-end runs of lock-RPC scenarios (SPEC §10): `fdlab run` writes
+//! `lockrpc.csv` and the report's lock-RPC section, the same bytes for any
+//! `--jobs`; a bad `[lockrpc]` table is one error naming file, line and
+//! key.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::{assert_one_error_line, fdlab, text};
+
+fn run_into(out: &Path, jobs: &str) -> String {
+    let o = fdlab(&[
+        "run",
+        "lockrpc-dead-peer",
+        "--seeds",
+        "1",
+        "--jobs",
+        jobs,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+/// The column `name` of `row` in a CSV with `header`.
+fn column<'a>(header: &str, row: &'a str, name: &str) -> &'a str {
+    let i = header.split(',').position(|h| h == name).expect(name);
+    row.split(',').nth(i).unwrap()
+}
+
+#[test]
+fn a_lock_run_reports_each_policy_and_the_same_bytes_for_any_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    let stdout = run_into(&one, "1");
+    run_into(&two, "2");
+    assert!(
+        stdout.contains("lockrpc-dead-peer (lock RPCs: 4 servers, 32 clients"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Stops using a dead peer fastest"),
+        "{stdout}"
+    );
+    for file in ["lockrpc.csv", "index.html", "report.md"] {
+        assert_eq!(
+            fs::read(one.join(file)).unwrap(),
+            fs::read(two.join(file)).unwrap(),
+            "{file} differs between --jobs 1 and 2"
+        );
+    }
+    let csv = fs::read_to_string(one.join("lockrpc.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    let rows: Vec<&str> = lines.collect();
+    let policies: Vec<&str> = rows.iter().map(|r| column(header, r, "policy")).collect();
+    assert_eq!(
+        policies,
+        ["evict-on-timeout", "rustfs", "rustfs-breaker", "dsync"]
+    );
+    for row in &rows {
+        // The peer was dead, never slow: no eviction of a live peer.
+        assert_eq!(column(header, row, "evictions_live"), "0", "{row}");
+        assert_ne!(column(header, row, "evictions_dead"), "0", "{row}");
+    }
+    let html = fs::read_to_string(one.join("index.html")).unwrap();
+    assert!(html.contains("lockrpc-dead-peer: lock RPCs"));
+    assert!(html.contains("data-chart=\"lockrpc\""), "no lock-RPC chart");
+    assert!(one.join("charts/lockrpc-dead-peer-lockrpc.svg").exists());
+}
+
+const LOCKS: &str = r#"duration = "20s"
+seeds = 1
+
+[topology]
+kind = "mesh"
+nodes = 3
+
+[lockrpc]
+clients_per_node = 2
+rpcs_per_second = 10
+"#;
+
+#[test]
+fn bad_lockrpc_keys_are_one_error_with_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    let cases: [(&str, &str, &[&str]); 6] = [
+        (
+            "rpcs_per_second = 10",
+            "rpcs_per_second = 10\nrpc_dedline = \"2s\"",
+            &["bad.toml:11", "rpc_dedline", "rpc_deadline"],
+        ),
+        (
+            "rpcs_per_second = 10",
+            "rpcs_per_second = 10\npolicies = [\"rustfs\", \"etcd\"]",
+            &["lockrpc.policies[1]", "etcd", "rustfs-breaker"],
+        ),
+        (
+            "rpcs_per_second = 10",
+            "rpcs_per_second = 0",
+            &["bad.toml:10", "lockrpc.rpcs_per_second", "positive"],
+        ),
+        (
+            "rpcs_per_second = 10",
+            "rpcs_per_second = 10\nrpc_deadline = \"0s\"",
+            &["lockrpc.rpc_deadline"],
+        ),
+        (
+            "rpcs_per_second = 10",
+            "rpcs_per_second = 10\n\n[[detectors]]\nname = \"f\"\nkind = \"fixed-timeout\"",
+            &["detectors", "no detectors"],
+        ),
+        (
+            "rpcs_per_second = 10",
+            "rpcs_per_second = 10\n\n[[faults]]\nkind = \"loss\"\nprobability = 0.1\nat = \"5s\"",
+            &["faults[0].kind", "does not apply to a lock-RPC scenario"],
+        ),
+    ];
+    for (from, to, needles) in cases {
+        fs::write(&file, LOCKS.replace(from, to)).unwrap();
+        let o = fdlab(&["run", file.to_str().unwrap()]);
+        assert_one_error_line(&o, needles);
+    }
+    // And the good one runs.
+    fs::write(&file, LOCKS).unwrap();
+    let out = dir.path().join("r");
+    let o = fdlab(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(out.join("lockrpc.csv").exists());
+}
