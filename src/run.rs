@@ -210,6 +210,12 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         }
         say!("{}", cluster_terminal_table(&report.metrics));
     }
+    for (scenario, m) in locks.iter().zip(&lockrpc) {
+        if !scenario.description.is_empty() {
+            say!("# {}", scenario.description.trim());
+        }
+        say!("{}", lockrpc_terminal_table(m));
+    }
     say!("Verdict (details: docs/reports.md):");
     let verdicts: Vec<_> = metrics.iter().map(verdict).collect();
     for (m, v) in metrics.iter().zip(&verdicts) {
@@ -223,12 +229,6 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         for line in cluster_verdict(&report.metrics) {
             say!("    {line}");
         }
-    }
-    for (scenario, m) in locks.iter().zip(&lockrpc) {
-        if !scenario.description.is_empty() {
-            say!("# {}", scenario.description.trim());
-        }
-        say!("{}", lockrpc_terminal_table(m));
     }
     for m in &lockrpc {
         say!("  {} (lock RPCs):", m.scenario);
