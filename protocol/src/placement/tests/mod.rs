@@ -2,7 +2,6 @@
 //! clients' code, key movement when a server dies, and the API's errors.
 
 mod api;
-mod cost;
 mod moves;
 mod vectors;
 
