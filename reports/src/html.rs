@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use crate::charts::{inline_svg, xml_escape, Palette};
+use crate::charts::{inline_svg, xml_escape, Chart, Palette};
 use crate::cluster::section::{html_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
 use crate::lockrpc::section::LockrpcSection;
@@ -368,4 +368,16 @@ fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette, first: b
         let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
     }
     out.push_str("</section>\n");
+}
+
+/// A section's chart inline, or the line that stands in for it.
+pub(crate) fn chart(out: &mut String, chart: &Chart) {
+    match chart {
+        Chart::Svg(svg) => {
+            let _ = writeln!(out, "<div class=\"charts\">\n{}</div>", inline_svg(svg));
+        }
+        Chart::Nothing(line) => {
+            let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
+        }
+    }
 }

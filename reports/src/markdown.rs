@@ -13,8 +13,28 @@ use crate::placement::section::PlacementSection;
 use crate::report::ScenarioReport;
 
 /// A table cell: pipes escaped, no line breaks.
-fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// A Markdown table: `header`, its first `left` columns aligned left and
+/// the others right, then `rows` (escaped), then a blank line.
+pub(crate) fn table(
+    out: &mut String,
+    header: &[&str],
+    left: usize,
+    rows: impl IntoIterator<Item = Vec<String>>,
+) {
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let align: Vec<&str> = (0..header.len())
+        .map(|i| if i < left { ":--" } else { "--:" })
+        .collect();
+    let _ = writeln!(out, "| {} |", align.join(" | "));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out.push('\n');
 }
 
 /// The whole document: the detector scenarios, then the membership
@@ -81,17 +101,15 @@ pub fn render(
         }
         if detail_table::has_classes(&m.classes) {
             let _ = writeln!(out, "\nBy link class:\n");
-            let _ = writeln!(out, "| {} |", CLASS_COLUMNS.join(" | "));
-            let align: Vec<&str> = (0..CLASS_COLUMNS.len())
-                .map(|i| if i < 2 { ":--" } else { "--:" })
-                .collect();
-            let _ = writeln!(out, "| {} |", align.join(" | "));
-            for row in detail_table::class_rows(&m.classes) {
-                let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
-                let _ = writeln!(out, "| {} |", cells.join(" | "));
-            }
+            table(
+                &mut out,
+                &CLASS_COLUMNS,
+                2,
+                detail_table::class_rows(&m.classes),
+            );
+        } else {
+            out.push('\n');
         }
-        out.push('\n');
         let name = cell(&m.scenario);
         let mut images = Vec::new();
         if s.cdf.svg().is_some() {

@@ -9,9 +9,10 @@ use std::fmt::Write as _;
 use super::metrics::JudgeSummary;
 use super::MembershipReport;
 use crate::charts::tradeoff::fmt_rate;
-use crate::charts::{inline_svg, xml_escape, Chart, Palette};
+use crate::charts::{xml_escape, Chart, Palette};
 use crate::detail_table::{mean_with_ci, secs};
 use crate::html;
+use crate::markdown::{self, cell};
 use crate::metrics::MeanCi;
 
 /// One membership scenario as the reports show it.
@@ -238,20 +239,8 @@ pub fn html_section(out: &mut String, s: &ClusterSection<'_>, palette: &Palette,
     if first {
         html::key(out, "How to read the cluster table", &KEY);
     }
-    match &s.chart {
-        Chart::Svg(svg) => {
-            let _ = writeln!(out, "<div class=\"charts\">\n{}</div>", inline_svg(svg));
-        }
-        Chart::Nothing(line) => {
-            let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
-        }
-    }
+    html::chart(out, &s.chart);
     out.push_str("</section>\n");
-}
-
-/// A Markdown table cell: pipes escaped, no line breaks.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 /// The section in `report.md`.
@@ -269,16 +258,7 @@ pub fn markdown_section(out: &mut String, s: &ClusterSection<'_>) {
     if let Some(line) = violations(r) {
         let _ = writeln!(out, "**{line}**\n");
     }
-    let _ = writeln!(out, "| {} |", COLUMNS.join(" | "));
-    let align: Vec<&str> = (0..COLUMNS.len())
-        .map(|i| if i == 0 { ":--" } else { "--:" })
-        .collect();
-    let _ = writeln!(out, "| {} |", align.join(" | "));
-    for row in rows(&r.metrics.summary) {
-        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-    out.push('\n');
+    markdown::table(out, &COLUMNS, 1, rows(&r.metrics.summary));
     if !r.about.setup.is_empty() {
         let _ = writeln!(out, "Cluster: `{}`\n", r.about.setup);
     }

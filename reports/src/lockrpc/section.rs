@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 
 use super::tables::{cells, CONSOLE_HEADER};
 use super::LockrpcMetrics;
-use crate::charts::{inline_svg, xml_escape, Chart, Palette};
+use crate::charts::{xml_escape, Chart, Palette};
 use crate::html;
+use crate::markdown::{self, cell};
 
 /// One lock-RPC scenario as the reports show it.
 pub struct LockrpcSection<'a> {
@@ -83,19 +84,8 @@ pub fn html_section(out: &mut String, s: &LockrpcSection<'_>, palette: &Palette,
     if first {
         html::key(out, "How to read the lock-RPC table", &KEY);
     }
-    match &s.chart {
-        Chart::Svg(svg) => {
-            let _ = writeln!(out, "<div class=\"charts\">\n{}</div>", inline_svg(svg));
-        }
-        Chart::Nothing(line) => {
-            let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
-        }
-    }
+    html::chart(out, &s.chart);
     out.push_str("</section>\n");
-}
-
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 /// The section in `report.md`.
@@ -103,16 +93,7 @@ pub fn markdown_section(out: &mut String, s: &LockrpcSection<'_>) {
     let m = s.metrics;
     let _ = writeln!(out, "## {}: lock RPCs\n", cell(&m.scenario));
     let _ = writeln!(out, "{}\n", meta(m));
-    let _ = writeln!(out, "| {} |", CONSOLE_HEADER.join(" | "));
-    let align: Vec<&str> = (0..CONSOLE_HEADER.len())
-        .map(|i| if i == 0 { ":--" } else { "--:" })
-        .collect();
-    let _ = writeln!(out, "| {} |", align.join(" | "));
-    for row in m.summary.iter().map(cells) {
-        let c: Vec<String> = row.iter().map(|x| cell(x)).collect();
-        let _ = writeln!(out, "| {} |", c.join(" | "));
-    }
-    out.push('\n');
+    markdown::table(out, &CONSOLE_HEADER, 1, m.summary.iter().map(cells));
     for line in super::lockrpc_verdict(m) {
         let _ = writeln!(out, "- {line}");
     }

@@ -7,8 +7,9 @@ use std::fmt::Write as _;
 use super::metrics::PlacementSummary;
 use super::tables::{amount, percent};
 use super::PlacementReport;
-use crate::charts::{inline_svg, xml_escape, Chart, Palette};
+use crate::charts::{xml_escape, Chart, Palette};
 use crate::html;
+use crate::markdown::{self, cell};
 
 /// One placement scenario as the reports show it.
 pub struct PlacementSection<'a> {
@@ -130,19 +131,8 @@ pub fn html_section(out: &mut String, s: &PlacementSection<'_>, palette: &Palett
     if first {
         html::key(out, "How to read the placement table", &KEY);
     }
-    match &s.chart {
-        Chart::Svg(svg) => {
-            let _ = writeln!(out, "<div class=\"charts\">\n{}</div>", inline_svg(svg));
-        }
-        Chart::Nothing(line) => {
-            let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
-        }
-    }
+    html::chart(out, &s.chart);
     out.push_str("</section>\n");
-}
-
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 /// The section in `report.md`.
@@ -150,16 +140,7 @@ pub fn markdown_section(out: &mut String, s: &PlacementSection<'_>) {
     let r = s.report;
     let _ = writeln!(out, "## {}: key placement\n", cell(&r.metrics.scenario));
     let _ = writeln!(out, "{}\n", meta(r));
-    let _ = writeln!(out, "| {} |", COLUMNS.join(" | "));
-    let align: Vec<&str> = (0..COLUMNS.len())
-        .map(|i| if i < 2 { ":--" } else { "--:" })
-        .collect();
-    let _ = writeln!(out, "| {} |", align.join(" | "));
-    for row in rows(&r.metrics.summary) {
-        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-    out.push('\n');
+    markdown::table(out, &COLUMNS, 2, rows(&r.metrics.summary));
     match &s.chart {
         Chart::Svg(_) => {
             let _ = writeln!(
