@@ -8,27 +8,10 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{assert_one_error_line, fdlab, text};
+use common::{assert_one_error_line, column, fdlab, run_ok, text};
 
 fn run_into(out: &Path, jobs: &str) -> String {
-    let o = fdlab(&[
-        "run",
-        "lockrpc-dead-peer",
-        "--seeds",
-        "1",
-        "--jobs",
-        jobs,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    text(&o.stdout)
-}
-
-/// The column `name` of `row` in a CSV with `header`.
-fn column<'a>(header: &str, row: &'a str, name: &str) -> &'a str {
-    let i = header.split(',').position(|h| h == name).expect(name);
-    row.split(',').nth(i).unwrap()
+    run_ok("lockrpc-dead-peer", "1", jobs, out)
 }
 
 #[test]

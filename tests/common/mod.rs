@@ -15,6 +15,29 @@ pub fn fdlab(args: &[&str]) -> Output {
         .expect("runs the fdlab binary")
 }
 
+/// Runs `scenario` with `seeds` seeds on `jobs` threads into `out`, which
+/// must succeed; its standard output.
+pub fn run_ok(scenario: &str, seeds: &str, jobs: &str, out: &std::path::Path) -> String {
+    let o = fdlab(&[
+        "run",
+        scenario,
+        "--seeds",
+        seeds,
+        "--jobs",
+        jobs,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+/// The column `name` of `row` in a CSV with `header` (no quoted fields).
+pub fn column<'a>(header: &str, row: &'a str, name: &str) -> &'a str {
+    let i = header.split(',').position(|h| h == name).expect(name);
+    row.split(',').nth(i).unwrap()
+}
+
 /// Output bytes as text (lossily: a failing test should still print them).
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
