@@ -45,9 +45,23 @@ fn a_lock_run_reports_each_policy_and_the_same_bytes_for_any_jobs() {
         ["evict-on-timeout", "rustfs", "rustfs-breaker", "dsync"]
     );
     for row in &rows {
-        // The peer was dead, never slow: no eviction of a live peer.
-        assert_eq!(column(header, row, "evictions_live"), "0", "{row}");
-        assert_ne!(column(header, row, "evictions_dead"), "0", "{row}");
+        // The peer was dead, never slow: no eviction of a live peer; no
+        // RPC on a connection to it once the reset arrived.
+        assert_eq!(column(header, row, "evictions_healthy"), "0", "{row}");
+        assert_eq!(column(header, row, "evictions_slow"), "0", "{row}");
+        assert_eq!(
+            column(header, row, "dead_windows_rpcs_stopped"),
+            "1",
+            "{row}"
+        );
+        let dsync = column(header, row, "policy") == "dsync";
+        // dsync's channel goes offline instead of evicting.
+        assert_eq!(column(header, row, "evictions_dead") == "0", dsync, "{row}");
+        assert_eq!(
+            column(header, row, "offline_skipped") != "0",
+            dsync,
+            "{row}"
+        );
     }
     let html = fs::read_to_string(one.join("index.html")).unwrap();
     assert!(html.contains("lockrpc-dead-peer: lock RPCs"));

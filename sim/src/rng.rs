@@ -127,6 +127,12 @@ impl Streams {
         self.stream(Purpose::LockClient, &[u64::from(client), 1])
     }
 
+    /// Lock-RPC client `client`'s jitter of background re-dials (MinIO
+    /// grid's reconnect loop, `dsync` only).
+    pub(crate) fn lock_reconnect(&self, client: u32) -> ChaCha8Rng {
+        self.stream(Purpose::LockClient, &[u64::from(client), 2])
+    }
+
     /// The service times of lock server `server`.
     pub(crate) fn lock_server(&self, server: u32) -> ChaCha8Rng {
         self.stream(Purpose::LockServer, &[u64::from(server)])

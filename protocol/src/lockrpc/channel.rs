@@ -16,6 +16,9 @@
 //!   fails (refused, reset, GOAWAY);
 //! - [`PeerChannel::handle_timeout`] at [`PeerChannel::poll_timeout`]:
 //!   RPC deadlines and the expiry of detached RPCs;
+//! - [`PeerChannel::handle_reconnected`] when, under
+//!   `disconnect = "offline"`, the host's background dial (which the
+//!   host times, after [`ChannelEvent::Offline`]) connected;
 //! - [`PeerChannel::poll_event`] for what to carry out or record.
 //!
 //! On a deadline the RPC's caller fails; the policy judges the failure
@@ -28,7 +31,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::breaker::{Admission, Breaker};
-use super::config::ChannelConfig;
+use super::config::{ChannelConfig, Disconnect};
 use super::verdict::{eviction_verdict, ChannelHealth, Failure, Trigger, Verdict};
 use crate::time::Nanos;
 
@@ -45,6 +48,9 @@ pub enum RpcKind {
     Unlock,
     /// Health ping, with its own deadline.
     Ping,
+    /// dsync refresh call, with `dsync.refresh_call_deadline`; counted with
+    /// the pings.
+    Refresh,
 }
 
 /// What the host does with a request.
@@ -53,7 +59,8 @@ pub enum Decision {
     Send,
     /// The channel was evicted or broken: dial a new connection, then send.
     RedialAndSend,
-    /// The breaker is open: fail the request without sending it.
+    /// The breaker is open, or the connection is offline: fail the
+    /// request without sending it.
     Skip,
 }
 
@@ -100,6 +107,10 @@ pub enum ChannelEvent {
     LateCompletion { rpc: RpcId, success: bool },
     /// A lock was granted after its caller gave up: release it now.
     Release { rpc: RpcId },
+    /// Under `disconnect = "offline"`: the connection failed; requests fail
+    /// at once until the host's background dial connects
+    /// ([`PeerChannel::handle_reconnected`]).
+    Offline,
 }
 
 /// The connection's state.
@@ -111,6 +122,9 @@ pub enum ConnState {
     /// Failed under the client (transport error, tear-down) without an
     /// eviction; the next request re-dials all the same.
     Broken,
+    /// Failed, under `disconnect = "offline"`: requests are skipped until
+    /// a background dial connects.
+    Offline,
 }
 
 /// Counts per RPC kind.
@@ -126,7 +140,7 @@ impl OpCounts {
         match kind {
             RpcKind::Lock => self.lock += 1,
             RpcKind::Unlock => self.unlock += 1,
-            RpcKind::Ping => self.ping += 1,
+            RpcKind::Ping | RpcKind::Refresh => self.ping += 1,
         }
     }
 
@@ -174,6 +188,10 @@ pub struct ChannelCounters {
     pub teardowns: u64,
     /// Requests skipped by the breaker.
     pub skipped: u64,
+    /// Requests failed at once because the connection was offline.
+    pub offline_skipped: u64,
+    /// Background dials that connected an offline channel.
+    pub reconnects: u64,
     /// Replies to RPCs no longer tracked (cancelled, failed, unknown).
     pub ignored_replies: u64,
 }
@@ -244,6 +262,10 @@ impl PeerChannel {
         if known {
             return Decision::Skip;
         }
+        if self.state == ConnState::Offline {
+            self.counters.offline_skipped += 1;
+            return Decision::Skip;
+        }
         let probe = match kind {
             RpcKind::Lock => match self.breaker.admit(now) {
                 Admission::Skip => {
@@ -253,7 +275,7 @@ impl PeerChannel {
                 Admission::Probe => true,
                 Admission::Pass => false,
             },
-            RpcKind::Unlock | RpcKind::Ping => false,
+            RpcKind::Unlock | RpcKind::Ping | RpcKind::Refresh => false,
         };
         let decision = if self.state == ConnState::Connected {
             Decision::Send
@@ -263,6 +285,7 @@ impl PeerChannel {
         };
         let deadline = match kind {
             RpcKind::Ping => self.config.health_ping_deadline,
+            RpcKind::Refresh => self.config.dsync.refresh_call_deadline,
             RpcKind::Lock | RpcKind::Unlock => self.config.rpc_deadline,
         };
         let timer = now + deadline;
@@ -324,7 +347,18 @@ impl PeerChannel {
     /// The current connection failed at `now` (refused, reset, GOAWAY):
     /// every RPC on it fails, each judged as a transport failure; with none
     /// in flight the failure itself is judged once.
+    /// Under `disconnect = "offline"` the channel goes offline instead, and
+    /// no verdict is made.
     pub fn handle_transport_error(&mut self, now: Nanos) {
+        if self.config.disconnect == Disconnect::Offline {
+            let was = self.state;
+            self.state = ConnState::Offline;
+            self.fail_connection(now, self.connection);
+            if was != ConnState::Offline {
+                self.events.push_back(ChannelEvent::Offline);
+            }
+            return;
+        }
         if self.state == ConnState::Connected {
             self.state = ConnState::Broken;
         }
@@ -349,6 +383,23 @@ impl PeerChannel {
                 debug_assert!(false, "a timer for untracked rpc {rpc}");
             }
         }
+    }
+
+    /// An offline channel's background dial connected at `now`: a new
+    /// connection is up. Ignored unless the channel is offline.
+    pub fn handle_reconnected(&mut self, _now: Nanos) {
+        debug_assert_eq!(
+            self.state,
+            ConnState::Offline,
+            "reconnected while not offline"
+        );
+        if self.state != ConnState::Offline {
+            return;
+        }
+        self.connection += 1;
+        self.state = ConnState::Connected;
+        self.counters.reconnects += 1;
+        self.forget_old_resets();
     }
 
     /// The host's release of a late grant ended so.
@@ -446,7 +497,12 @@ impl PeerChannel {
         self.counters.teardowns += 1;
         self.events.push_back(ChannelEvent::TearDown { connection });
         if connection == self.connection && self.state == ConnState::Connected {
-            self.state = ConnState::Broken;
+            if self.config.disconnect == Disconnect::Offline {
+                self.state = ConnState::Offline;
+                self.events.push_back(ChannelEvent::Offline);
+            } else {
+                self.state = ConnState::Broken;
+            }
         }
         self.fail_connection(now, connection);
     }
@@ -488,8 +544,12 @@ impl PeerChannel {
         doomed.len()
     }
 
-    /// Applies the policy's verdict on a failure at `now`.
+    /// Applies the policy's verdict on a failure at `now`. A transport
+    /// that goes offline (MinIO grid) has no verdicts.
     fn judge(&mut self, now: Nanos, failure: Failure) {
+        if self.config.disconnect == Disconnect::Offline {
+            return;
+        }
         let Some(verdict) = eviction_verdict(
             failure,
             now,
@@ -530,6 +590,10 @@ impl PeerChannel {
         self.events.push_back(ChannelEvent::Redial {
             connection: self.connection,
         });
+        self.forget_old_resets();
+    }
+
+    fn forget_old_resets(&mut self) {
         // Forget the resets of old connections nothing runs on any more.
         let live: BTreeSet<ConnId> = self
             .in_flight

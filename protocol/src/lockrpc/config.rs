@@ -18,6 +18,18 @@ use serde::{Deserialize, Serialize};
 use crate::config::{ensure, ensure_bounded, ensure_positive, ConfigError};
 use crate::time::Nanos;
 
+/// `reset_limit` of a transport with no reset budget (grid's muxes).
+pub const NO_RESET_LIMIT: u32 = u32::MAX;
+/// `detached_limit` of a client that never cancels: the largest the key
+/// takes.
+pub const DETACH_ALWAYS: u32 = 1_000_000;
+/// The deadline grid gives a request that has none (`Connection.Request`).
+pub const GRID_REQUEST_DEADLINE: Nanos = Nanos::from_secs(60);
+/// MinIO grid's background re-dial: `defaultDialTimeout` (2 s) plus up to
+/// 2 s of jitter, halved, from the previous dial's start.
+pub const GRID_RECONNECT_MIN: Nanos = Nanos::from_secs(1);
+pub const GRID_RECONNECT_MAX: Nanos = Nanos::from_secs(2);
+
 /// The policies SPEC §10 compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -119,6 +131,21 @@ impl Default for UnlockConfig {
     }
 }
 
+/// What a client's transport does once its connection to a peer failed
+/// (refused, reset, GOAWAY).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Disconnect {
+    /// tonic (RustFS): the next request dials a new connection, then goes.
+    Redial,
+    /// MinIO grid (`internal/grid/connection.go`): the connection is
+    /// offline; every request fails at once without being sent
+    /// (`ErrDisconnected`) while the transport re-dials in the background,
+    /// `reconnect_min` to `reconnect_max` after its previous dial started.
+    /// Deadlines never evict: grid keeps a connection until it fails.
+    Offline,
+}
+
 /// MinIO dsync's lock holding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -180,6 +207,14 @@ pub struct ChannelConfig {
     /// Cancelled streams (resets) a connection takes since its last reply;
     /// one more and the server tears it down (`GOAWAY too_many_resets`).
     pub reset_limit: u32,
+    /// What a failed connection does to the requests that follow.
+    pub disconnect: Disconnect,
+    /// Under `disconnect = "offline"`: the background re-dial waits a
+    /// uniform draw from `reconnect_min` to `reconnect_max` after the
+    /// previous dial started (MinIO grid: half of 2 s + U[0, 2 s)). The
+    /// host draws it: the channel holds no randomness.
+    pub reconnect_min: Nanos,
+    pub reconnect_max: Nanos,
     pub breaker: BreakerConfig,
     pub unlock: UnlockConfig,
     pub dsync: DsyncConfig,
@@ -203,6 +238,9 @@ impl ChannelConfig {
             detached_limit: 256,
             detached_expiry: Nanos::from_secs(10),
             reset_limit: 20,
+            disconnect: Disconnect::Redial,
+            reconnect_min: GRID_RECONNECT_MIN,
+            reconnect_max: GRID_RECONNECT_MAX,
             breaker: BreakerConfig::default(),
             unlock: UnlockConfig::default(),
             dsync: DsyncConfig::default(),
@@ -214,7 +252,21 @@ impl ChannelConfig {
                 detached_limit: 0,
                 ..rustfs
             },
-            PolicyKind::Rustfs | PolicyKind::Dsync => rustfs,
+            PolicyKind::Rustfs => rustfs,
+            // MinIO's lock RPCs ride grid: dsync's `lock` never cancels
+            // a Lock call (no deadline of its own; grid adds 1 min) and
+            // releases every grant that comes after it stopped waiting; a
+            // timeout never evicts; a failed connection is offline until
+            // grid's background dial succeeds.
+            PolicyKind::Dsync => ChannelConfig {
+                recently_served_deadlines: 0,
+                eviction_cooldown: Nanos::ZERO,
+                detached_limit: DETACH_ALWAYS,
+                detached_expiry: GRID_REQUEST_DEADLINE,
+                reset_limit: NO_RESET_LIMIT,
+                disconnect: Disconnect::Offline,
+                ..rustfs
+            },
             PolicyKind::RustfsBreaker => ChannelConfig {
                 breaker: BreakerConfig {
                     enabled: true,
@@ -251,9 +303,9 @@ impl ChannelConfig {
         )?;
         ensure_bounded(self.eviction_cooldown, "eviction_cooldown")?;
         ensure(
-            self.detached_limit <= 1_000_000,
+            self.detached_limit <= DETACH_ALWAYS,
             "detached_limit",
-            "must be at most 1000000",
+            &format!("must be at most {DETACH_ALWAYS}"),
         )?;
         ensure(
             self.detached_expiry > self.rpc_deadline,
@@ -262,6 +314,13 @@ impl ChannelConfig {
         )?;
         short(self.detached_expiry, "detached_expiry")?;
         ensure(self.reset_limit >= 1, "reset_limit", "must be at least 1")?;
+        ensure_positive(self.reconnect_min, "reconnect_min")?;
+        short(self.reconnect_max, "reconnect_max")?;
+        ensure(
+            self.reconnect_min <= self.reconnect_max,
+            "reconnect_max",
+            "must not be shorter than `reconnect_min`",
+        )?;
         let b = &self.breaker;
         ensure(b.threshold >= 1, "breaker.threshold", "must be at least 1")?;
         ensure_positive(b.first_window, "breaker.first_window")?;
@@ -362,8 +421,20 @@ mod tests {
         assert_eq!((b.threshold, b.probes, b.window_factor), (3, 1, 2));
         assert_eq!(b.first_window, Nanos::from_millis(1_500));
         assert_eq!(b.max_window, Nanos::from_secs(30));
-        let d = ChannelConfig::preset(PolicyKind::Dsync).dsync;
-        assert_eq!(d.refresh_interval, Nanos::from_secs(10));
+        let d = ChannelConfig::preset(PolicyKind::Dsync);
+        assert_eq!(d.dsync.refresh_interval, Nanos::from_secs(10));
+        assert_eq!(d.dsync.refresh_call_deadline, Nanos::from_secs(5));
+        assert_eq!(d.disconnect, Disconnect::Offline);
+        assert_eq!(
+            (d.reconnect_min, d.reconnect_max),
+            (GRID_RECONNECT_MIN, GRID_RECONNECT_MAX)
+        );
+        assert_eq!(
+            (d.detached_limit, d.eviction_cooldown),
+            (DETACH_ALWAYS, Nanos::ZERO)
+        );
+        assert_eq!(d.detached_expiry, GRID_REQUEST_DEADLINE);
+        assert_eq!(r.disconnect, Disconnect::Redial);
         assert_eq!(r.unlock.server_lease, Nanos::from_secs(60));
     }
 

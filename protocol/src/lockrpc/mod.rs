@@ -65,9 +65,14 @@
 //!    RustFS's; the slow tail (1, 2, 4, 8, 16 s) is SPEC §10's.
 //! 9. dsync: offline servers (error, no answer by the 5 s call deadline)
 //!    count for neither side, as in current MinIO, so a holder cut off from
-//!    every server keeps its lock until servers answer "not found"; the
-//!    `dsync` channel preset is RustFS's, so that runs compare only the
-//!    holding rule.
+//!    every server keeps its lock until servers answer "not found". Its
+//!    channel is MinIO grid's (`internal/grid/connection.go`):
+//!    `disconnect = "offline"` (requests fail at once with
+//!    `ErrDisconnected` while a background dial retries every 1 to 2 s), a
+//!    timed-out Lock call is never cancelled (dsync's `lock` gives its
+//!    calls no deadline, grid adds 1 min, and a grant that comes after the
+//!    caller stopped waiting is released) and no timeout evicts. Grid's connection pings (10 s; dead after 20 s without a pong)
+//!    are not modelled: a paused or slow server stays connected.
 //! 10. `PolicyKind::Dsync` is a label: [`ChannelConfig::preset`] gives the
 //!     keys; a TOML table starting from the default gets RustFS's keys
 //!     whatever its `policy` says.
@@ -90,8 +95,8 @@ pub use channel::{
     PeerChannel, Reply, RpcId, RpcKind,
 };
 pub use config::{
-    read_quorum, write_quorum, BreakerConfig, ChannelConfig, DsyncConfig, PolicyKind, UnlockConfig,
-    POLICY_KINDS,
+    read_quorum, write_quorum, BreakerConfig, ChannelConfig, Disconnect, DsyncConfig, PolicyKind,
+    UnlockConfig, POLICY_KINDS,
 };
 pub use dsync::{DsyncEvent, DsyncHolder, RefreshReply};
 pub use unlock::{UnlockEvent, UnlockRetry};

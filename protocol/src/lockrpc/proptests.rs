@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 
-use super::channel::{ChannelEvent, PeerChannel, Reply, RpcKind};
-use super::config::{ChannelConfig, PolicyKind, POLICY_KINDS};
+use super::channel::{ChannelEvent, ConnState, PeerChannel, Reply, RpcKind};
+use super::config::{ChannelConfig, Disconnect, PolicyKind, POLICY_KINDS};
 use crate::time::Nanos;
 
 #[derive(Clone, Copy, Debug)]
@@ -23,6 +23,10 @@ enum Input {
     TransportError {
         advance_ms: u64,
     },
+    /// Advance; an offline channel's background dial connects.
+    Reconnected {
+        advance_ms: u64,
+    },
     /// Advance to the next timer if any, else by `advance_ms`.
     Timeout {
         advance_ms: u64,
@@ -33,7 +37,8 @@ fn kind() -> impl Strategy<Value = RpcKind> {
     prop_oneof![
         Just(RpcKind::Lock),
         Just(RpcKind::Unlock),
-        Just(RpcKind::Ping)
+        Just(RpcKind::Ping),
+        Just(RpcKind::Refresh)
     ]
 }
 
@@ -52,6 +57,7 @@ fn input() -> impl Strategy<Value = Input> {
         3 => (ms.clone(), 0usize..1_000, reply())
             .prop_map(|(advance_ms, pick, reply)| Input::Reply { advance_ms, pick, reply }),
         1 => ms.clone().prop_map(|advance_ms| Input::TransportError { advance_ms }),
+        1 => ms.clone().prop_map(|advance_ms| Input::Reconnected { advance_ms }),
         3 => ms.prop_map(|advance_ms| Input::Timeout { advance_ms }),
     ]
 }
@@ -105,6 +111,12 @@ fn drive(config: ChannelConfig, inputs: &[Input]) -> (PeerChannel, Vec<(Nanos, C
                 events.extend(advance(&mut now, &mut ch, advance_ms));
                 ch.handle_transport_error(now);
             }
+            Input::Reconnected { advance_ms } => {
+                events.extend(advance(&mut now, &mut ch, advance_ms));
+                if ch.state() == ConnState::Offline {
+                    ch.handle_reconnected(now);
+                }
+            }
             Input::Timeout { advance_ms } => match ch.poll_timeout() {
                 Some(at) => {
                     now = at.max(now);
@@ -143,8 +155,15 @@ fn check(ch: &PeerChannel) {
     assert!(c.teardowns * (u64::from(cfg.reset_limit) + 1) <= c.resets);
     assert!(c.late_releases <= c.late_success);
     // Each channel failure is judged (evicted or suppressed), plus the
-    // transport errors that found nothing in flight.
-    assert!(c.evictions() + c.suppressed() >= c.timeouts.total() + c.failed);
+    // transport errors that found nothing in flight; a transport that goes
+    // offline judges none.
+    if cfg.disconnect == Disconnect::Offline {
+        assert_eq!(c.evictions() + c.suppressed(), 0);
+        assert_eq!(c.redials, 0);
+    } else {
+        assert!(c.evictions() + c.suppressed() >= c.timeouts.total() + c.failed);
+        assert_eq!(c.offline_skipped + c.reconnects, 0);
+    }
     assert!(c.evictions_timeout <= c.timeouts.total());
 }
 

@@ -371,3 +371,49 @@ fn transport_error_fails_in_flight_and_detached_rpcs() {
     assert_eq!(ch.state(), ConnState::Evicted);
     assert_eq!(ch.poll_timeout(), None);
 }
+
+#[test]
+fn dsync_goes_offline_on_a_transport_failure_and_sends_nothing_until_reconnected() {
+    let mut ch = PeerChannel::new(preset(PolicyKind::Dsync));
+    assert_eq!(ch.handle_request(s(0), 1, RpcKind::Lock), Decision::Send);
+    ch.handle_transport_error(s(1));
+    let events: Vec<_> = std::iter::from_fn(|| ch.poll_event()).collect();
+    assert_eq!(
+        events,
+        [ChannelEvent::Failed { rpc: 1 }, ChannelEvent::Offline]
+    );
+    assert_eq!(ch.state(), ConnState::Offline);
+    // Offline: every kind fails at once, nothing is sent, nothing evicted.
+    for (rpc, kind) in [
+        (2, RpcKind::Lock),
+        (3, RpcKind::Unlock),
+        (4, RpcKind::Refresh),
+    ] {
+        assert_eq!(ch.handle_request(s(2), rpc, kind), Decision::Skip);
+    }
+    assert_eq!(ch.counters().offline_skipped, 3);
+    assert_eq!(ch.counters().evictions(), 0);
+    assert_eq!(ch.poll_timeout(), None);
+    // A second failure report while offline is not a second `Offline`.
+    ch.handle_transport_error(s(3));
+    assert_eq!(ch.poll_event(), None);
+    ch.handle_reconnected(s(4));
+    assert_eq!(ch.state(), ConnState::Connected);
+    assert_eq!(ch.connection(), 1);
+    assert_eq!(ch.handle_request(s(4), 5, RpcKind::Refresh), Decision::Send);
+    // A refresh call has dsync's 5 s deadline, not the ping's 1 s.
+    assert_eq!(ch.poll_timeout(), Some(s(9)));
+}
+
+#[test]
+fn dsync_deadlines_never_evict_a_slow_peer() {
+    let r = slow_peer(PolicyKind::Dsync);
+    let c = r.channel.counters();
+    assert!(c.timeouts.lock > 100, "{c:?}");
+    assert_eq!(c.evictions(), 0, "{c:?}");
+    assert_eq!(c.suppressed(), 0, "{c:?}");
+    // dsync never cancels a call: no reset, no tear-down.
+    assert_eq!((c.resets, c.teardowns), (0, 0), "{c:?}");
+    assert_eq!(c.detached, c.timeouts.total(), "{c:?}");
+    assert_eq!(c.redials, 0, "{c:?}");
+}

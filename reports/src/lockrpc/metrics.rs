@@ -19,6 +19,8 @@ pub struct LockrpcSummary {
     pub suppressed: u64,
     pub detached: u64,
     pub skipped: u64,
+    /// Requests failed at once on an offline channel (MinIO grid).
+    pub offline_skipped: u64,
     pub late_releases: u64,
     pub acquisitions: u64,
     pub acquired: u64,
@@ -30,14 +32,23 @@ pub struct LockrpcSummary {
     pub unlock_give_ups: u64,
     pub lease_expiries: u64,
     pub locks_lost: u64,
-    /// Crash windows, and those whose traffic (probes aside) stopped.
+    /// Crash windows, those whose use (RPCs and dials for requests,
+    /// probes aside) stopped, and those whose RPCs stopped.
     pub dead_windows: u32,
     pub dead_windows_stopped: u32,
+    pub dead_windows_rpcs_stopped: u32,
     /// Mean over crash windows of the time to stop using the dead peer
-    /// (the whole window when traffic never stopped).
+    /// (the whole window when use never stopped).
     pub stop_mean: Option<Nanos>,
-    /// RPCs sent to dead peers.
+    /// The same for RPCs alone: refused dials are not RPCs.
+    pub rpc_stop_mean: Option<Nanos>,
+    /// RPCs sent to dead peers, dials to them for requests, and background
+    /// re-dials.
     pub rpcs_to_dead: u64,
+    pub dials_to_dead: u64,
+    pub background_dials_to_dead: u64,
+    /// Crash windows' time, summed.
+    pub dead_time: Nanos,
 }
 
 impl LockrpcSummary {
@@ -48,9 +59,18 @@ impl LockrpcSummary {
     pub fn per_minute(&self, n: u64) -> f64 {
         n as f64 / self.minutes().max(f64::MIN_POSITIVE)
     }
-    /// Evictions of live peers per simulated hour, all clients together.
+    /// Dials (for requests and in the background) to a dead peer per
+    /// minute it was dead, all clients together.
+    pub fn dead_dials_per_minute(&self) -> Option<f64> {
+        (!self.dead_time.is_zero()).then(|| {
+            (self.dials_to_dead + self.background_dials_to_dead) as f64
+                / (self.dead_time.as_secs_f64() / 60.0)
+        })
+    }
+    /// Evictions of live (healthy or slow) peers per simulated hour, all
+    /// clients together.
     pub fn live_evictions_per_hour(&self) -> f64 {
-        self.evictions.live as f64 / (self.run_time.as_secs_f64() / 3600.0).max(f64::MIN_POSITIVE)
+        self.evictions.live() as f64 / (self.run_time.as_secs_f64() / 3600.0).max(f64::MIN_POSITIVE)
     }
     /// Timeouts per client per second.
     pub fn timeouts_per_client_second(&self) -> f64 {
@@ -82,11 +102,6 @@ fn quantile(sorted: &[u32], q: f64) -> Option<Nanos> {
     Some(Nanos(u64::from(sorted[rank - 1]) * 1_000))
 }
 
-fn add(a: &mut PeerSplit, b: &PeerSplit) {
-    a.dead += b.dead;
-    a.live += b.live;
-}
-
 /// Pools `runs` (every policy of every seed of `scenario`) per policy,
 /// in the order policies first appear.
 pub fn lockrpc_metrics(scenario: &str, runs: &[LockOutcome]) -> LockrpcMetrics {
@@ -109,19 +124,20 @@ pub fn lockrpc_metrics(scenario: &str, runs: &[LockOutcome]) -> LockrpcMetrics {
                 ..LockrpcSummary::default()
             };
             let mut latencies: Vec<u32> = Vec::new();
-            let mut stop_sum = 0u128;
+            let (mut stop_sum, mut rpc_stop_sum) = (0u128, 0u128);
             for r in &mine {
                 s.runs += 1;
                 s.run_time = s.run_time + r.duration;
                 s.clients = r.clients;
-                add(&mut s.evictions, &r.evictions);
-                add(&mut s.redials, &r.redials);
-                add(&mut s.resets, &r.resets);
-                add(&mut s.teardowns, &r.teardowns);
-                add(&mut s.timeouts, &r.timeouts);
+                s.evictions.merge(&r.evictions);
+                s.redials.merge(&r.redials);
+                s.resets.merge(&r.resets);
+                s.teardowns.merge(&r.teardowns);
+                s.timeouts.merge(&r.timeouts);
                 s.suppressed += r.counters.suppressed();
                 s.detached += r.counters.detached;
                 s.skipped += r.counters.skipped;
+                s.offline_skipped += r.counters.offline_skipped;
                 s.late_releases += r.counters.late_releases;
                 s.acquisitions += r.acquisitions;
                 s.acquired += r.acquired;
@@ -135,20 +151,27 @@ pub fn lockrpc_metrics(scenario: &str, runs: &[LockOutcome]) -> LockrpcMetrics {
                 for d in &r.dead_peers {
                     s.dead_windows += 1;
                     s.dead_windows_stopped += u32::from(d.stopped);
-                    let span = if d.stopped {
-                        d.stop_after
-                    } else {
-                        d.end - d.start
+                    s.dead_windows_rpcs_stopped += u32::from(d.rpcs_stopped);
+                    let window = d.end - d.start;
+                    let span = |after: Nanos, stopped: bool| {
+                        u128::from(if stopped { after } else { window }.as_nanos())
                     };
-                    stop_sum += u128::from(span.as_nanos());
+                    stop_sum += span(d.stop_after, d.stopped);
+                    rpc_stop_sum += span(d.rpc_stop_after, d.rpcs_stopped);
                     s.rpcs_to_dead += d.rpcs;
+                    s.dials_to_dead += d.dials;
+                    s.background_dials_to_dead += d.background_dials;
+                    s.dead_time = s.dead_time + window;
                 }
             }
             latencies.sort_unstable();
             s.latency_p50 = quantile(&latencies, 0.5);
             s.latency_p99 = quantile(&latencies, 0.99);
-            s.stop_mean =
-                (s.dead_windows > 0).then(|| Nanos((stop_sum / u128::from(s.dead_windows)) as u64));
+            let mean = |sum: u128| {
+                (s.dead_windows > 0).then(|| Nanos((sum / u128::from(s.dead_windows)) as u64))
+            };
+            s.stop_mean = mean(stop_sum);
+            s.rpc_stop_mean = mean(rpc_stop_sum);
             s
         })
         .collect();

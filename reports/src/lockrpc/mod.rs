@@ -46,11 +46,23 @@ mod tests {
             clients: 2,
             events: 1,
             counters: ChannelCounters::default(),
-            evictions: PeerSplit { dead: 3, live: 1 },
-            redials: PeerSplit { dead: 0, live: 600 },
+            evictions: PeerSplit {
+                dead: 3,
+                slow: 1,
+                healthy: 0,
+            },
+            redials: PeerSplit {
+                dead: 0,
+                slow: 0,
+                healthy: 600,
+            },
             resets: PeerSplit::default(),
             teardowns: PeerSplit::default(),
-            timeouts: PeerSplit { dead: 0, live: 12 },
+            timeouts: PeerSplit {
+                dead: 0,
+                slow: 12,
+                healthy: 0,
+            },
             acquisitions: 10,
             acquired: 8,
             failed_acquisitions: 2,
@@ -66,10 +78,14 @@ mod tests {
                     server: 1,
                     start: Nanos::from_secs(10),
                     end: Nanos::from_secs(60),
+                    rpc_stop_after: Nanos::from_millis(2),
+                    rpcs_stopped: true,
                     stop_after: Nanos::from_secs(secs),
                     stopped,
                     rpcs: 5,
                     probes: 0,
+                    dials: 100,
+                    background_dials: 0,
                 })
                 .into_iter()
                 .collect(),
@@ -113,9 +129,18 @@ mod tests {
         tables::write_lockrpc(&mut out, std::slice::from_ref(&m)).unwrap();
         let csv = String::from_utf8(out).unwrap();
         assert_eq!(csv.lines().count(), 3);
+        // 2 windows of 50 s, 200 dials: 120 per minute dead.
         assert!(
-            csv.lines().nth(2).unwrap().ends_with(",5.000000,2/2"),
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .ends_with(",2,5.000000,2,0.002000,2,10,200,0,120.000,0"),
             "{csv}"
+        );
+        assert!(
+            v.iter()
+                .any(|l| l.starts_with("RPCs to a dead peer stopped under every policy, 0.0 s")),
+            "{v:?}"
         );
         match lockrpc_chart_svg(&m, &Palette::default()) {
             Chart::Svg(svg) => assert!(svg.contains("data-chart=\"lockrpc\"")),

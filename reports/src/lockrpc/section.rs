@@ -20,10 +20,10 @@ pub struct LockrpcSection<'a> {
 }
 
 /// What the columns mean.
-pub const KEY: [(&str, &str); 8] = [
+pub const KEY: [(&str, &str); 10] = [
     (
         "policies",
-        "evict-on-timeout: tear the channel down and re-dial on every timeout, cancel the RPC; rustfs: RustFS's eviction verdicts (a peer that served within 2 deadlines is slow, not gone), detached timed-out RPCs, 5 s eviction cooldown; rustfs-breaker: rustfs plus the per-peer request breaker; dsync: rustfs's channel with MinIO dsync's refresh of held locks",
+        "evict-on-timeout: tear the channel down and re-dial on every timeout, cancel the RPC; rustfs: RustFS's eviction verdicts (a peer that served within 2 deadlines is slow, not gone), detached timed-out RPCs, 5 s eviction cooldown; rustfs-breaker: rustfs plus the per-peer request breaker; dsync: MinIO dsync's refresh of held locks over a grid-like channel (a timeout never evicts; a failed connection is offline, requests fail at once while it re-dials in the background every 1 to 2 s)",
     ),
     (
         "lock p50 / p99",
@@ -34,8 +34,8 @@ pub const KEY: [(&str, &str); 8] = [
         "acquisitions that did not get a quorum (refused, timed out, failed, or skipped by the breaker), and their share",
     ),
     (
-        "evictions live / dead",
-        "channel evictions while the peer's server was up (slow, paused, behind a slow link, or healthy) and while it was crashed",
+        "evictions healthy / slow / dead",
+        "channel evictions while the peer's server was up and healthy; up but slow (degraded, paused, or behind a slow link from that client); crashed. Live evictions per hour count the first two",
     ),
     (
         "re-dials, resets, tear-downs",
@@ -46,8 +46,16 @@ pub const KEY: [(&str, &str); 8] = [
         "server-side lock time while no client wanted the lock: from a grant (or its client giving up, whichever is later) to its release or lease expiry",
     ),
     (
+        "stop RPCs to dead peer",
+        "mean over crash windows of the time from the crash to the last RPC any client sent the dead server on a connection (breaker probes aside); the whole window when RPCs went on to its end. A refused dial carries no RPC",
+    ),
+    (
         "stop using dead peer",
-        "mean over crash windows of the time from the crash to the last RPC any client sent the dead server (breaker probes aside); the whole window when RPCs went on to its end",
+        "the same for any use by a request: an RPC, or a dial made for a request (breaker probes and background re-dials aside)",
+    ),
+    (
+        "dials/min to dead peer",
+        "dials to a crashed server (for requests and in the background) per minute it was crashed, all clients together",
     ),
     (
         "same seeds",

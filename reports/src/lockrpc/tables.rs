@@ -11,7 +11,7 @@ use crate::atomic::write_atomically;
 use crate::tables::terminal::aligned;
 
 /// The header of `lockrpc.csv`.
-pub const LOCKRPC_HEADER: [&str; 34] = [
+pub const LOCKRPC_HEADER: [&str; 47] = [
     "scenario",
     "policy",
     "runs",
@@ -22,19 +22,24 @@ pub const LOCKRPC_HEADER: [&str; 34] = [
     "failed_share",
     "lock_latency_p50_s",
     "lock_latency_p99_s",
-    "timeouts_live",
+    "timeouts_healthy",
+    "timeouts_slow",
     "timeouts_dead",
     "timeouts_per_client_second",
-    "evictions_live",
+    "evictions_healthy",
+    "evictions_slow",
     "evictions_dead",
     "evictions_live_per_hour",
     "evictions_per_minute",
-    "redials_live",
+    "redials_healthy",
+    "redials_slow",
     "redials_dead",
     "redials_per_minute",
-    "resets_live",
+    "resets_healthy",
+    "resets_slow",
     "resets_dead",
-    "teardowns_live",
+    "teardowns_healthy",
+    "teardowns_slow",
     "teardowns_dead",
     "suppressed",
     "detached",
@@ -44,8 +49,16 @@ pub const LOCKRPC_HEADER: [&str; 34] = [
     "unlock_retries",
     "unlock_give_ups",
     "lease_expiries",
+    "dead_windows",
     "dead_peer_stop_mean_s",
     "dead_windows_stopped",
+    "dead_peer_rpc_stop_mean_s",
+    "dead_windows_rpcs_stopped",
+    "rpcs_to_dead",
+    "dials_to_dead",
+    "background_dials_to_dead",
+    "dials_to_dead_per_minute",
+    "offline_skipped",
 ];
 
 /// Writes `lockrpc.csv` into `dir`.
@@ -82,19 +95,24 @@ fn row(scenario: &str, s: &LockrpcSummary) -> Vec<String> {
             .map_or_else(String::new, |v| format!("{v:.6}")),
         secs(s.latency_p50),
         secs(s.latency_p99),
-        s.timeouts.live.to_string(),
+        s.timeouts.healthy.to_string(),
+        s.timeouts.slow.to_string(),
         s.timeouts.dead.to_string(),
         format!("{:.6}", s.timeouts_per_client_second()),
-        s.evictions.live.to_string(),
+        s.evictions.healthy.to_string(),
+        s.evictions.slow.to_string(),
         s.evictions.dead.to_string(),
         format!("{:.3}", s.live_evictions_per_hour()),
         format!("{:.3}", s.per_minute(s.evictions.total())),
-        s.redials.live.to_string(),
+        s.redials.healthy.to_string(),
+        s.redials.slow.to_string(),
         s.redials.dead.to_string(),
         format!("{:.3}", s.per_minute(s.redials.total())),
-        s.resets.live.to_string(),
+        s.resets.healthy.to_string(),
+        s.resets.slow.to_string(),
         s.resets.dead.to_string(),
-        s.teardowns.live.to_string(),
+        s.teardowns.healthy.to_string(),
+        s.teardowns.slow.to_string(),
         s.teardowns.dead.to_string(),
         s.suppressed.to_string(),
         s.detached.to_string(),
@@ -104,12 +122,17 @@ fn row(scenario: &str, s: &LockrpcSummary) -> Vec<String> {
         s.unlock_retries.to_string(),
         s.unlock_give_ups.to_string(),
         s.lease_expiries.to_string(),
+        s.dead_windows.to_string(),
         secs(s.stop_mean),
-        if s.dead_windows == 0 {
-            String::new()
-        } else {
-            format!("{}/{}", s.dead_windows_stopped, s.dead_windows)
-        },
+        s.dead_windows_stopped.to_string(),
+        secs(s.rpc_stop_mean),
+        s.dead_windows_rpcs_stopped.to_string(),
+        s.rpcs_to_dead.to_string(),
+        s.dials_to_dead.to_string(),
+        s.background_dials_to_dead.to_string(),
+        s.dead_dials_per_minute()
+            .map_or_else(String::new, |v| format!("{v:.3}")),
+        s.offline_skipped.to_string(),
     ]
 }
 
@@ -118,17 +141,12 @@ pub(crate) fn ms(t: Option<Nanos>) -> String {
     t.map_or_else(|| "-".into(), |t| format!("{:.1}", t.as_millis_f64()))
 }
 
-/// The time to stop using a dead peer, in seconds, with how many windows
-/// stopped (`-` with no dead peer).
-pub(crate) fn stop(s: &LockrpcSummary) -> String {
-    match s.stop_mean {
+/// A mean time to stop, in seconds, with how many windows stopped (`-`
+/// with no dead peer).
+pub(crate) fn stop(mean: Option<Nanos>, stopped: u32, windows: u32) -> String {
+    match mean {
         None => "-".into(),
-        Some(t) => format!(
-            "{:.1} ({}/{} stopped)",
-            t.as_secs_f64(),
-            s.dead_windows_stopped,
-            s.dead_windows
-        ),
+        Some(t) => format!("{:.1} ({stopped}/{windows} stopped)", t.as_secs_f64()),
     }
 }
 
@@ -153,30 +171,37 @@ pub(crate) fn cells(s: &LockrpcSummary) -> Vec<String> {
             100.0 * s.failed_share().unwrap_or(0.0)
         ),
         format!("{:.3}", s.timeouts_per_client_second()),
-        format!("{} / {}", s.evictions.live, s.evictions.dead),
+        format!(
+            "{} / {} / {}",
+            s.evictions.healthy, s.evictions.slow, s.evictions.dead
+        ),
         rate(s.live_evictions_per_hour()),
         rate(s.per_minute(s.redials.total())),
         format!("{} / {}", s.resets.total(), s.teardowns.total()),
         format!("{:.1}", s.orphaned.as_secs_f64()),
         s.unlock_retries.to_string(),
-        stop(s),
+        stop(s.rpc_stop_mean, s.dead_windows_rpcs_stopped, s.dead_windows),
+        stop(s.stop_mean, s.dead_windows_stopped, s.dead_windows),
+        s.dead_dials_per_minute().map_or_else(|| "-".into(), rate),
     ]
 }
 
 /// The console table's header.
-pub(crate) const CONSOLE_HEADER: [&str; 12] = [
+pub(crate) const CONSOLE_HEADER: [&str; 14] = [
     "policy",
     "lock p50 (ms)",
     "lock p99 (ms)",
     "failed acq.",
     "timeouts/client/s",
-    "evictions live / dead",
+    "evictions healthy / slow / dead",
     "live evictions/h",
     "re-dials/min",
     "resets / tear-downs",
     "orphaned lock-s",
     "unlock retries",
+    "stop RPCs to dead peer (s)",
     "stop using dead peer (s)",
+    "dials/min to dead peer",
 ];
 
 /// The console table: one line per policy.

@@ -31,19 +31,31 @@ pub fn lockrpc_verdict(m: &LockrpcMetrics) -> Vec<String> {
             let stopped: Vec<&LockrpcSummary> =
                 s.iter().filter(|x| x.dead_windows_stopped > 0).collect();
             out.push(format!(
-                "Stops using a dead peer fastest: {} ({:.1} s on average over {} crash window{}); traffic stopped at all under: {}.",
+                "Stops using a dead peer fastest: {} ({:.1} s on average over {} crash window{}); use (RPCs and dials for requests) stopped at all under: {}.",
                 b.policy,
                 t.as_secs_f64(),
                 b.dead_windows,
                 if b.dead_windows == 1 { "" } else { "s" },
-                if stopped.is_empty() { "none (every policy kept sending until the peer came back or the run ended)".to_string() } else { names(&stopped) }
+                if stopped.is_empty() { "none (every policy kept dialling until the peer came back or the run ended)".to_string() } else { names(&stopped) }
             ));
         }
+        let never: Vec<&LockrpcSummary> = s
+            .iter()
+            .filter(|x| x.dead_windows_rpcs_stopped < x.dead_windows)
+            .collect();
+        let slowest = s.iter().filter_map(|x| x.rpc_stop_mean).max();
+        out.push(match (never.is_empty(), slowest) {
+            (true, Some(t)) => format!(
+                "RPCs to a dead peer stopped under every policy, {:.1} s after the crash at most on average.",
+                t.as_secs_f64()
+            ),
+            _ => format!("RPCs to a dead peer went on to the end of a crash window under: {}.", names(&never)),
+        });
     } else {
         out.push("No peer was dead: the time to stop using one is not measured.".to_string());
     }
-    let least = s.iter().map(|x| x.evictions.live).min().unwrap_or(0);
-    let fewest: Vec<&LockrpcSummary> = s.iter().filter(|x| x.evictions.live == least).collect();
+    let least = s.iter().map(|x| x.evictions.live()).min().unwrap_or(0);
+    let fewest: Vec<&LockrpcSummary> = s.iter().filter(|x| x.evictions.live() == least).collect();
     out.push(format!(
         "Evicts live peers least: {} ({} eviction{} of a live peer, {:.1} per hour).",
         names(&fewest),

@@ -6,9 +6,8 @@
 //! Sources: MinIO `internal/dsync/drwmutex.go` (lock every server, keep
 //! the lock with a write quorum of grants, release partial grants on
 //! failure, refresh); RustFS `crates/lock/src/distributed_lock.rs`
-//! (unlock retries). Deviations: an acquisition is tried once (dsync
-//! retries with backoff until its own timeout); refresh calls go through
-//! the channel as health pings, with the pings' 1 s deadline.
+//! (unlock retries). Deviation: an acquisition is tried once (dsync
+//! retries with backoff until its own timeout).
 
 use std::collections::BTreeMap;
 
@@ -77,7 +76,7 @@ impl World<'_> {
         let (kind, op) = match what {
             What::Lock => (RpcKind::Lock, Op::Lock),
             What::Unlock | What::LateUnlock => (RpcKind::Unlock, Op::Unlock),
-            What::Refresh { .. } => (RpcKind::Ping, Op::Refresh),
+            What::Refresh { .. } => (RpcKind::Refresh, Op::Refresh),
         };
         let ch = &mut self.clients[client as usize].channels[server as usize];
         let decision = ch.handle_request(self.now, rpc, kind);
@@ -98,13 +97,9 @@ impl World<'_> {
                 timed_out: false,
             },
         );
-        self.note_send(client, server);
+        let probe = self.probing(client, server);
         let node = self.clients[client as usize].node;
-        let mut at = self.now + self.latency(client, node, server);
-        if decision == Decision::RedialAndSend {
-            // The handshake: one round trip before the request goes.
-            at = at + self.latency(client, node, server) + self.latency(client, server, node);
-        }
+        let at = self.now + self.latency(client, node, server);
         let job = Job {
             rpc,
             client,
@@ -113,7 +108,20 @@ impl World<'_> {
             key,
             acquisition: acq,
         };
-        self.push(at, Ev::AtServer { server, job });
+        let pending = &mut self.clients[client as usize].pending_dial[server as usize];
+        if decision == Decision::RedialAndSend {
+            // The dial goes first; the request follows once it connected.
+            *pending = Some(connection);
+            self.note_dial(server, probe, false);
+            self.push(at, Ev::Handshake { server, job, probe });
+        } else if *pending == Some(connection) {
+            // The connection is still being dialled: wait for it.
+            self.note_use(server, probe);
+            self.push(at, Ev::Handshake { server, job, probe });
+        } else {
+            self.note_send(server, probe);
+            self.push(at, Ev::AtServer { server, job });
+        }
         self.after_channel(client, server);
         true
     }
@@ -303,7 +311,16 @@ impl World<'_> {
                     if attempt > 1 {
                         self.out.unlock_retries += 1;
                     }
-                    self.send(client, server, acq, What::Unlock);
+                    // Skipped (an offline channel): failed at once.
+                    if !self.send(client, server, acq, What::Unlock) {
+                        if let Some(u) = self
+                            .acqs
+                            .get_mut(&acq)
+                            .and_then(|a| a.unlocks.get_mut(&server))
+                        {
+                            u.handle_failure(self.now);
+                        }
+                    }
                 }
                 Some(UnlockEvent::Released) => {
                     a.unlocks.remove(&server);
@@ -405,12 +422,13 @@ impl World<'_> {
     /// Carries out what client `client`'s channel to `server` asks, then
     /// arms its timer.
     pub(super) fn after_channel(&mut self, client: u32, server: u32) {
-        let dead = self.dead(server);
+        let class = self.class(client, server);
         while let Some(ev) = self.clients[client as usize].channels[server as usize].poll_event() {
             match ev {
-                ChannelEvent::Redial { .. } => self.out.redials.add(dead),
+                ChannelEvent::Redial { .. } => self.out.redials.add(class),
+                ChannelEvent::Offline => self.start_redialing(client, server),
                 ChannelEvent::TimedOut { rpc } => {
-                    self.out.timeouts.add(dead);
+                    self.out.timeouts.add(class);
                     if let Some(info) = self.rpcs.get_mut(&rpc) {
                         info.timed_out = true;
                         let info = *info;
@@ -419,7 +437,7 @@ impl World<'_> {
                 }
                 ChannelEvent::Detached { .. } | ChannelEvent::Suppressed { .. } => {}
                 ChannelEvent::Reset { rpc, .. } => {
-                    self.out.resets.add(dead);
+                    self.out.resets.add(class);
                     if let Some(info) = self.take_rpc(rpc) {
                         self.maybe_forget(info.acquisition);
                     }
@@ -428,7 +446,7 @@ impl World<'_> {
                     self.push(at, Ev::Cancel { server, rpc });
                 }
                 ChannelEvent::TearDown { connection } => {
-                    self.out.teardowns.add(dead);
+                    self.out.teardowns.add(class);
                     self.servers[server as usize]
                         .closed
                         .insert((client, connection));
@@ -441,7 +459,7 @@ impl World<'_> {
                         self.maybe_forget(info.acquisition);
                     }
                 }
-                ChannelEvent::Evicted { .. } => self.out.evictions.add(dead),
+                ChannelEvent::Evicted { .. } => self.out.evictions.add(class),
                 ChannelEvent::LateCompletion { rpc, .. } => {
                     if let Some((_, old)) = self.last_late.take() {
                         self.maybe_forget(old.acquisition);
@@ -454,7 +472,10 @@ impl World<'_> {
                         _ => self.rpcs.get(&rpc).copied(),
                     };
                     if let Some(info) = info.filter(|i| i.what == What::Lock) {
-                        self.send(client, server, info.acquisition, What::LateUnlock);
+                        if !self.send(client, server, info.acquisition, What::LateUnlock) {
+                            self.clients[client as usize].channels[server as usize]
+                                .record_late_release(LateReleaseOutcome::Failed);
+                        }
                     }
                 }
             }

@@ -5,7 +5,7 @@
 use fdlab_protocol::lockrpc::{BreakerState, ChannelCounters};
 use fdlab_protocol::Nanos;
 
-use super::outcome::DeadPeerStop;
+use super::outcome::{DeadPeerStop, PeerClass};
 use super::world::{DeadWindow, Ev, World};
 use super::STOPPED_MARGIN;
 use crate::faults::Action;
@@ -76,35 +76,83 @@ impl World<'_> {
             return;
         };
         let end = self.now;
-        let stop_after = w.last_send.map_or(Nanos::ZERO, |t| t - w.start);
-        let stopped = w.last_send.is_none_or(|t| t + STOPPED_MARGIN < end);
+        let after = |last: Option<Nanos>| last.map_or(Nanos::ZERO, |t| t - w.start);
+        let stopped = |last: Option<Nanos>| last.is_none_or(|t| t + STOPPED_MARGIN < end);
         self.out.dead_peers.push(DeadPeerStop {
             server,
             start: w.start,
             end,
-            stop_after,
-            stopped,
+            rpc_stop_after: after(w.last_rpc),
+            rpcs_stopped: stopped(w.last_rpc),
+            stop_after: after(w.last_use),
+            stopped: stopped(w.last_use),
             rpcs: w.rpcs,
             probes: w.probes,
+            dials: w.dials,
+            background_dials: w.background_dials,
         });
     }
 
-    /// Books an RPC sent to `server` (after the channel let it through).
-    pub(super) fn note_send(&mut self, client: u32, server: u32) {
+    /// Whether client `client`'s channel to `server` is admitting the
+    /// breaker's probe now.
+    pub(super) fn probing(&self, client: u32, server: u32) -> bool {
+        let ch = &self.clients[client as usize].channels[server as usize];
+        matches!(ch.breaker().state(self.now), BreakerState::HalfOpen { .. })
+    }
+
+    /// Books an RPC sent to `server` on a connection.
+    pub(super) fn note_send(&mut self, server: u32, probe: bool) {
         if let Some(w) = self.windows[server as usize].as_mut() {
             w.rpcs += 1;
-            let ch = &self.clients[client as usize].channels[server as usize];
-            if matches!(ch.breaker().state(self.now), BreakerState::HalfOpen { .. }) {
+            if probe {
                 w.probes += 1;
             } else {
-                w.last_send = Some(self.now);
+                w.last_rpc = Some(self.now);
+                w.last_use = Some(self.now);
             }
         }
     }
 
-    /// Whether `server` is crashed now.
-    pub(super) fn dead(&self, server: u32) -> bool {
-        self.servers[server as usize].down
+    /// Books a request that waits for a dial to `server` under way.
+    pub(super) fn note_use(&mut self, server: u32, probe: bool) {
+        if let Some(w) = self.windows[server as usize].as_mut() {
+            if !probe {
+                w.last_use = Some(self.now);
+            }
+        }
+    }
+
+    /// Books a dial to `server`: for a request (`background`: false), or
+    /// a background re-dial.
+    pub(super) fn note_dial(&mut self, server: u32, probe: bool, background: bool) {
+        if let Some(w) = self.windows[server as usize].as_mut() {
+            if background {
+                w.background_dials += 1;
+            } else {
+                w.dials += 1;
+                if !probe {
+                    w.last_use = Some(self.now);
+                }
+            }
+        }
+    }
+
+    /// What `server` is to client `client` now.
+    pub(super) fn class(&self, client: u32, server: u32) -> PeerClass {
+        let s = &self.servers[server as usize];
+        if s.down {
+            return PeerClass::Dead;
+        }
+        let node = self.clients[client as usize].node;
+        let slow_link = self
+            .link_faults
+            .iter()
+            .any(|f| f.applies(node, server, self.now) || f.applies(server, node, self.now));
+        if s.paused || !s.slowdown.is_zero() || slow_link {
+            PeerClass::Slow
+        } else {
+            PeerClass::Healthy
+        }
     }
 }
 
@@ -137,5 +185,7 @@ pub(super) fn add_counters(sum: &mut ChannelCounters, c: &ChannelCounters) {
     add!(resets);
     add!(teardowns);
     add!(skipped);
+    add!(offline_skipped);
+    add!(reconnects);
     add!(ignored_replies);
 }

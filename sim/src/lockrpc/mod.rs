@@ -10,6 +10,7 @@
 //! | `world.rs` | the event loop, the servers' side |
 //! | `faults.rs` | faults on the servers, dead-peer windows |
 //! | `client.rs` | acquisitions, holds, unlocks, late releases, dsync refresh |
+//! | `dial.rs` | dials: a request's handshake, grid's background re-dials |
 //! | `ids.rs` | RPCs and acquisitions by id |
 //! | `outcome.rs` | what a run produced |
 //!
@@ -23,12 +24,13 @@
 //! server's process (its connections are reset, new ones refused, its
 //! queue and locks lost), a pause freezes it, a degrade adds its
 //! `slowdown` to every RPC's service, a slow link adds latency.
-//! Deviations: a dial to a crashed server is refused after the
-//! handshake and the request went out (four one-way latencies, not
-//! two); a timed-out unlock's late reply is not used; events at equal
-//! instants run in push order.
+//! A dial to a crashed server is refused one round trip after it
+//! started, and the request it was for is never sent: a refused dial is
+//! a dial, not an RPC. Deviations: a timed-out unlock's late reply is not
+//! used; events at equal instants run in push order.
 
 mod client;
+mod dial;
 mod faults;
 mod ids;
 pub mod outcome;
@@ -42,13 +44,14 @@ mod tests;
 use fdlab_protocol::Nanos;
 use rayon::prelude::*;
 
-pub use outcome::{DeadPeerStop, LockOutcome, PeerSplit};
+pub use outcome::{DeadPeerStop, LockOutcome, PeerClass, PeerSplit};
 pub use setup::Setup;
 
 use crate::scenario::Scenario;
 
-/// A dead peer counts as no longer used when no RPC but breaker probes
-/// went to it in the last this-long of its crash window.
+/// A dead peer counts as no longer sent RPCs (or used) when none but
+/// breaker probes (and background re-dials) went to it in the last
+/// this-long of its crash window.
 pub const STOPPED_MARGIN: Nanos = Nanos::from_secs(1);
 
 /// Runs policy `policy` (an index into `setup.policies`) on `seed`.

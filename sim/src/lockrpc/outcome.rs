@@ -4,44 +4,74 @@
 use fdlab_protocol::lockrpc::{ChannelCounters, PolicyKind};
 use fdlab_protocol::Nanos;
 
-/// Channel events split by the peer's state when they happened.
+/// What a peer was, from one client, when something happened on its
+/// channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerClass {
+    /// Up, not paused, not degraded, no slow link between them.
+    Healthy,
+    /// Up but paused, degraded, or behind a slow link from this client.
+    Slow,
+    /// Its server was crashed.
+    Dead,
+}
+
+/// Channel events split by the peer's class when they happened.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PeerSplit {
-    /// The peer's server was crashed (a dead peer).
+    pub healthy: u64,
+    pub slow: u64,
     pub dead: u64,
-    /// The peer's server was up (healthy, slow, paused or behind a slow link).
-    pub live: u64,
 }
 
 impl PeerSplit {
-    pub fn add(&mut self, dead: bool) {
-        if dead {
-            self.dead += 1;
-        } else {
-            self.live += 1;
+    pub fn add(&mut self, class: PeerClass) {
+        match class {
+            PeerClass::Healthy => self.healthy += 1,
+            PeerClass::Slow => self.slow += 1,
+            PeerClass::Dead => self.dead += 1,
         }
     }
+    /// Up peers: healthy or slow.
+    pub fn live(&self) -> u64 {
+        self.healthy + self.slow
+    }
     pub fn total(&self) -> u64 {
-        self.dead + self.live
+        self.healthy + self.slow + self.dead
+    }
+    pub fn merge(&mut self, other: &PeerSplit) {
+        self.healthy += other.healthy;
+        self.slow += other.slow;
+        self.dead += other.dead;
     }
 }
 
-/// How fast the clients stopped sending to one crashed server.
+/// How fast the clients stopped using one crashed server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeadPeerStop {
     pub server: u32,
     /// The crash window (to the restart, or the end of the run).
     pub start: Nanos,
     pub end: Nanos,
-    /// From the crash to the last RPC any client sent the server in the
-    /// window, breaker probes aside (zero when none was sent).
-    pub stop_after: Nanos,
-    /// Whether traffic stopped: no RPC but probes in the window's last
+    /// From the crash to the last RPC any client sent the server on a
+    /// connection, breaker probes aside (zero when none was sent). A
+    /// refused dial carries no RPC.
+    pub rpc_stop_after: Nanos,
+    /// Whether RPCs stopped: none but probes in the window's last
     /// [`super::STOPPED_MARGIN`].
+    pub rpcs_stopped: bool,
+    /// From the crash to the last time a request used the server: an RPC,
+    /// or a dial made for a request (breaker probes and background
+    /// re-dials aside).
+    pub stop_after: Nanos,
+    /// Whether use stopped, by the same margin.
     pub stopped: bool,
-    /// RPCs sent to it in the window (probes included) and dials.
+    /// RPCs sent to it in the window (probes included).
     pub rpcs: u64,
     pub probes: u64,
+    /// Dials made for a request, and background re-dials (MinIO grid).
+    pub dials: u64,
+    pub background_dials: u64,
 }
 
 /// One policy over one run.
@@ -58,6 +88,8 @@ pub struct LockOutcome {
     /// Every channel's counters, summed (RustFS's six metrics and more).
     pub counters: ChannelCounters,
     pub evictions: PeerSplit,
+    /// Dial attempts after the first connection: for a request, or in the
+    /// background (MinIO grid).
     pub redials: PeerSplit,
     pub resets: PeerSplit,
     pub teardowns: PeerSplit,

@@ -78,26 +78,33 @@ fn a_slow_peer_evict_on_timeout_redials_on_every_timeout_rustfs_keeps_the_channe
     let runs = by_policy(&slow_peer(), 1);
     let evict = get(&runs, PolicyKind::EvictOnTimeout);
     let rustfs = get(&runs, PolicyKind::Rustfs);
-    assert!(evict.timeouts.live > 100, "{:?}", evict.timeouts);
-    // Every timeout evicts (as does each RPC failed by a tear-down).
-    assert_eq!(evict.evictions.live, evict.counters.evictions());
+    assert!(evict.timeouts.live() > 100, "{:?}", evict.timeouts);
+    // Mostly while the peer was slow (the rest as its queue drained).
     assert!(
-        evict.counters.evictions_timeout * 10 >= evict.timeouts.live * 9,
+        evict.timeouts.slow * 2 > evict.timeouts.live(),
+        "{:?}",
+        evict.timeouts
+    );
+    assert_eq!(evict.timeouts.dead, 0);
+    // Every timeout evicts (as does each RPC failed by a tear-down).
+    assert_eq!(evict.evictions.live(), evict.counters.evictions());
+    assert!(
+        evict.counters.evictions_timeout * 10 >= evict.timeouts.live() * 9,
         "{evict:?}"
     );
-    assert_eq!(evict.resets.live, evict.timeouts.live);
-    assert!(evict.redials.live * 2 >= evict.evictions.live);
+    assert_eq!(evict.resets.live(), evict.timeouts.live());
+    assert!(evict.redials.live() * 2 >= evict.evictions.live());
     // RustFS: the slow peer keeps serving, so most timeouts are suppressed,
     // and a channel is evicted at most once per cooldown (5 s) per client.
-    assert!(rustfs.timeouts.live > 100);
-    assert!(rustfs.counters.suppressed() > rustfs.evictions.live);
+    assert!(rustfs.timeouts.live() > 100);
+    assert!(rustfs.counters.suppressed() > rustfs.evictions.live());
     let cooldowns = 30 / 5 + 1;
     assert!(
-        rustfs.evictions.live <= u64::from(rustfs.clients) * cooldowns,
+        rustfs.evictions.live() <= u64::from(rustfs.clients) * cooldowns,
         "{:?}",
         rustfs.evictions
     );
-    assert!(rustfs.redials.live * 10 < evict.redials.live);
+    assert!(rustfs.redials.live() * 10 < evict.redials.live());
     // Detached, not cancelled: no reset, no tear-down.
     assert_eq!(rustfs.resets.total(), 0);
     assert_eq!(rustfs.teardowns.total(), 0);
@@ -108,12 +115,12 @@ fn the_breaker_caps_timeouts_per_second_after_its_first_window() {
     let runs = by_policy(&slow_peer(), 2);
     let rustfs = get(&runs, PolicyKind::Rustfs);
     let breaker = get(&runs, PolicyKind::RustfsBreaker);
-    assert!(rustfs.timeouts.live > 0);
+    assert!(rustfs.timeouts.live() > 0);
     assert!(
-        breaker.timeouts.live * 2 < rustfs.timeouts.live,
+        breaker.timeouts.live() * 2 < rustfs.timeouts.live(),
         "breaker {} rustfs {}",
-        breaker.timeouts.live,
-        rustfs.timeouts.live
+        breaker.timeouts.live(),
+        rustfs.timeouts.live()
     );
     assert!(breaker.counters.skipped > 0);
     // After the threshold's 3 timeouts, each further one opens a window
@@ -146,11 +153,15 @@ fn no_lock_is_held_forever_leases_reclaim_orphans() {
 }
 
 #[test]
-fn a_dead_peer_stops_receiving_rpcs_within_a_bound_under_the_breaker() {
-    // Crashed for good at 10 s. Channels without a breaker re-dial it on
-    // every request (one refused dial each), so traffic never stops; the
-    // breaker skips it after 3 failures: only probes and unlock retries
-    // (31.6 s of backoff at most) reach it afterwards.
+fn a_dead_peer_stops_receiving_rpcs_within_a_bound() {
+    // Crashed for good at 10 s. Every client hears the reset one latency
+    // later; from then on no policy sends an RPC on a connection to it.
+    // What differs is the dialling: without a breaker or an offline
+    // transport, every request dials (and is refused), so use never stops;
+    // the breaker skips the peer after 3 failures (only probes and unlock
+    // retries, 31.6 s of backoff at most, dial it afterwards); dsync's
+    // offline channel fails requests at once and re-dials in the
+    // background only, every 1 to 2 s.
     let s = scenario(
         4,
         70,
@@ -158,25 +169,39 @@ fn a_dead_peer_stops_receiving_rpcs_within_a_bound_under_the_breaker() {
         vec![fault(FaultKind::Crash, "n1", 10, None)],
     );
     let runs = by_policy(&s, 4);
+    let rpc_bound = Nanos::from_secs(1);
     for r in &runs {
         assert_eq!(r.dead_peers.len(), 1);
         // Every client still gets a quorum from the other three.
         assert!(r.acquired * 10 > r.acquisitions * 9, "{:?}", r.policy);
-        assert_eq!(r.evictions.live, 0, "{:?}", r.policy);
+        assert_eq!(r.evictions.live(), 0, "{:?}", r.policy);
+        let d = r.dead_peers[0];
+        assert!(d.rpcs_stopped, "{:?}: {d:?}", r.policy);
+        assert!(d.rpc_stop_after <= rpc_bound, "{:?}: {d:?}", r.policy);
     }
-    let breaker = get(&runs, PolicyKind::RustfsBreaker);
-    let d = breaker.dead_peers[0];
-    assert!(d.stopped, "{d:?}");
+    let breaker = get(&runs, PolicyKind::RustfsBreaker).dead_peers[0];
+    assert!(breaker.stopped, "{breaker:?}");
     let unlock_tail = Nanos::from_millis(31_600 + 1_000);
-    assert!(d.stop_after <= unlock_tail, "{d:?}");
-    for p in [
-        PolicyKind::EvictOnTimeout,
-        PolicyKind::Rustfs,
-        PolicyKind::Dsync,
-    ] {
+    assert!(breaker.stop_after <= unlock_tail, "{breaker:?}");
+    let dsync = get(&runs, PolicyKind::Dsync);
+    let d = dsync.dead_peers[0];
+    assert!(d.stopped && d.stop_after <= rpc_bound, "{d:?}");
+    assert_eq!(d.dials, 0, "{d:?}");
+    // Background re-dials: one per client every 1 to 2 s of the 60 s.
+    let clients = u64::from(dsync.clients);
+    assert!(d.background_dials >= clients * 30, "{d:?}");
+    assert!(d.background_dials <= clients * 61, "{d:?}");
+    assert!(dsync.counters.offline_skipped > 0);
+    // Unlocks of locks the dead server held fail at once on the offline
+    // channel, are retried, then left to the lease, as under the others.
+    let rustfs = get(&runs, PolicyKind::Rustfs);
+    assert!(dsync.unlock_give_ups > 0, "{dsync:?}");
+    assert_eq!(dsync.unlock_retries, rustfs.unlock_retries, "{dsync:?}");
+    for p in [PolicyKind::EvictOnTimeout, PolicyKind::Rustfs] {
         let d = get(&runs, p).dead_peers[0];
         assert!(!d.stopped, "{p:?}: {d:?}");
-        assert!(d.rpcs > 10 * breaker.dead_peers[0].rpcs, "{p:?}");
+        assert!(d.dials > 10 * breaker.dials, "{p:?}: {d:?}");
+        assert!(d.dials > 10 * d.rpcs, "{p:?}: {d:?}");
     }
     // One transport eviction per cooldown per client under RustFS.
     let rustfs = get(&runs, PolicyKind::Rustfs);

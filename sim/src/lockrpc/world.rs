@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use fdlab_protocol::lockrpc::DsyncHolder;
 use fdlab_protocol::lockrpc::{ChannelConfig, ChannelCounters, PeerChannel, UnlockRetry};
+use fdlab_protocol::lockrpc::{ConnState, DsyncHolder};
 use fdlab_protocol::Nanos;
 use rand_chacha::ChaCha8Rng;
 
@@ -29,6 +29,33 @@ pub(super) enum Ev {
     AtServer {
         server: u32,
         job: Job,
+    },
+    /// A dial made for request `job` reaches its server (`probe`: the
+    /// request is the breaker's probe).
+    Handshake {
+        server: u32,
+        job: Job,
+        probe: bool,
+    },
+    /// A background re-dial (MinIO grid) starts, reaches the server, is
+    /// refused back at the client, or connects.
+    BackgroundDial {
+        client: u32,
+        server: u32,
+    },
+    DialAtServer {
+        client: u32,
+        server: u32,
+        started: Nanos,
+    },
+    DialRefused {
+        client: u32,
+        server: u32,
+        started: Nanos,
+    },
+    DialConnected {
+        client: u32,
+        server: u32,
     },
     /// A `RST_STREAM` reaches the server.
     Cancel {
@@ -130,15 +157,27 @@ pub(super) struct Client {
     pub timer_at: Vec<Option<Nanos>>,
     pub arrivals: ChaCha8Rng,
     pub rng: ChaCha8Rng,
+    /// The jitter of background re-dials.
+    pub reconnect: ChaCha8Rng,
+    /// Per server: a background re-dial loop runs.
+    pub redialing: Vec<bool>,
+    /// Per server: the connection whose dial for a request is under way;
+    /// requests sent meanwhile wait for it, as on a connecting channel.
+    pub pending_dial: Vec<Option<u64>>,
 }
 
 /// A crashed server's window being measured.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct DeadWindow {
     pub start: Nanos,
-    pub last_send: Option<Nanos>,
+    /// The last RPC sent, and the last RPC or dial for a request (breaker
+    /// probes aside).
+    pub last_rpc: Option<Nanos>,
+    pub last_use: Option<Nanos>,
     pub rpcs: u64,
     pub probes: u64,
+    pub dials: u64,
+    pub background_dials: u64,
 }
 
 pub(super) struct World<'a> {
@@ -186,6 +225,9 @@ impl<'a> World<'a> {
                 timer_at: vec![None; setup.servers as usize],
                 arrivals: streams.lock_arrivals(c),
                 rng: streams.lock_latency(c),
+                reconnect: streams.lock_reconnect(c),
+                redialing: vec![false; setup.servers as usize],
+                pending_dial: vec![None; setup.servers as usize],
             })
             .collect();
         let servers = (0..setup.servers)
@@ -288,6 +330,19 @@ impl<'a> World<'a> {
         match ev {
             Ev::Arrive { client } => self.arrive(client),
             Ev::AtServer { server, job } => self.at_server(server, job),
+            Ev::Handshake { server, job, probe } => self.handshake(server, job, probe),
+            Ev::BackgroundDial { client, server } => self.background_dial(client, server),
+            Ev::DialAtServer {
+                client,
+                server,
+                started,
+            } => self.dial_at_server(client, server, started),
+            Ev::DialRefused {
+                client,
+                server,
+                started,
+            } => self.dial_refused(client, server, started),
+            Ev::DialConnected { client, server } => self.dial_connected(client, server),
             Ev::Cancel { server, rpc } => {
                 let s = &mut self.servers[server as usize];
                 if !s.down {
@@ -322,8 +377,14 @@ impl<'a> World<'a> {
                 server,
                 connection,
             } => {
-                let ch = &mut self.clients[client as usize].channels[server as usize];
-                if ch.connection() == connection {
+                let c = &mut self.clients[client as usize];
+                if c.pending_dial[server as usize] == Some(connection) {
+                    c.pending_dial[server as usize] = None;
+                }
+                let ch = &mut c.channels[server as usize];
+                // Once per failed connection: a dial's waiting requests
+                // are refused with it.
+                if ch.connection() == connection && ch.state() == ConnState::Connected {
                     ch.handle_transport_error(self.now);
                     self.after_channel(client, server);
                 }

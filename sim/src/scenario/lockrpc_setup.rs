@@ -138,8 +138,9 @@ impl LockrpcSetup {
             // Keep a detached RPC outliving its caller.
             c.detached_expiry = c.detached_expiry.max(d + d);
         }
-        // evict-on-timeout is "cooldown 0, cancel": overrides leave it so.
-        if kind != PolicyKind::EvictOnTimeout {
+        // evict-on-timeout is "cooldown 0, cancel", dsync "no eviction,
+        // never cancel": overrides leave them so.
+        if matches!(kind, PolicyKind::Rustfs | PolicyKind::RustfsBreaker) {
             if let Some(c0) = self.eviction_cooldown {
                 c.eviction_cooldown = c0;
             }
