@@ -28,8 +28,8 @@ pub struct BenchArgs {
     /// Fewer repetitions and a smaller trace (for a smoke run, not for figures).
     #[arg(long)]
     quick: bool,
-    /// Only these parts: detectors, trace, pipeline, mesh, sweep, membership,
-    /// placement, lockrpc, swim (default: all).
+    /// Only these parts: detectors, trace, pipeline, madsim, mesh, sweep,
+    /// membership, placement, lockrpc, swim (default: all).
     #[arg(long, value_delimiter = ',', value_name = "PART")]
     only: Vec<Part>,
 }
@@ -40,6 +40,8 @@ pub enum Part {
     Detectors,
     Trace,
     Pipeline,
+    /// fdlab's side of the madsim comparison (`cargo simbench` runs both).
+    Madsim,
     Mesh,
     Sweep,
     Membership,
@@ -197,13 +199,18 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     };
     let all = rayon::current_num_threads();
     if want(Part::Pipeline) {
-        sim::measure(
+        let (events, wall) = sim::measure(
             &format!("dataflow 3x2 stages, 5 detectors, {pipeline_len}"),
             &sim::pipeline(pipeline_len),
             1,
             if args.quick { 1 } else { PIPELINE_REPETITIONS },
         )?;
-        sim::builtin_dataflow(args.quick.then_some(2))?;
+        let (all_events, all_wall) = sim::builtin_dataflow(args.quick.then_some(2))?;
+        sim::heap_reference("the pipeline above", events, wall);
+        sim::heap_reference("the built-in dataflow scenarios", all_events, all_wall);
+    }
+    if want(Part::Madsim) {
+        sim::madsim_workload()?;
     }
     if want(Part::Mesh) {
         let mesh = sim::big_mesh(1000, mesh_len);
@@ -483,7 +490,7 @@ pub mod sim {
     /// when given), the seeds one after another on one thread: the events
     /// per second of the scenarios users run, faults and reports' inputs
     /// included, beside the long single run above.
-    pub fn builtin_dataflow(seeds: Option<u32>) -> Result<(), String> {
+    pub fn builtin_dataflow(seeds: Option<u32>) -> Result<(u64, f64), String> {
         let mut total = (0u64, 0.0f64);
         for scenario in fdlab_scenarios::builtin_suite().map_err(|e| e.to_string())? {
             if !matches!(scenario.topology, Topology::Dataflow { .. }) {
@@ -511,6 +518,55 @@ pub mod sim {
             total.1,
             total.0 as f64 / total.1 / 1e6
         );
+        Ok(total)
+    }
+
+    /// Queue entries the bare heap loop holds: about what the 6-stage
+    /// pipeline's queue holds (timers, ticks, frames in flight).
+    const HEAP_PENDING: usize = 100;
+
+    /// The bare binary-heap loop over as many events as a measured run,
+    /// printed with the ratio of that run's events/s to the loop's.
+    pub fn heap_reference(what: &str, events: u64, wall: f64) {
+        let start = Instant::now();
+        std::hint::black_box(fdlab_sim::baseline::heap_loop(events, HEAP_PENDING));
+        let heap = start.elapsed().as_secs_f64();
+        say!(
+            "  {:<52}            {events:>11} events in {heap:>7.2} s = {:>6.2} M events/s; {what} ran at {:.2}x the loop's events/s",
+            format!("bare binary-heap loop, {HEAP_PENDING} pending, no work"),
+            events as f64 / heap / 1e6,
+            heap / wall
+        );
+    }
+
+    /// fdlab's side of the madsim comparison (issue 9/9): the workload
+    /// simulated, its metrics computed, on one thread; `cargo simbench`
+    /// runs madsim's side and this in one process.
+    pub fn madsim_workload() -> Result<(), String> {
+        let scenario = ValidScenario::new(fdlab_sim::baseline::madsim_workload())
+            .map_err(|e| e.to_string())?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        let events = pool.install(|| {
+            let (outcome, _) = run(&scenario, 1, false);
+            let events = outcome.events;
+            let result = fdlab_reports::metrics::ScenarioResult {
+                scenario: scenario.name.clone(),
+                runs: vec![outcome],
+            };
+            std::hint::black_box(fdlab_reports::metrics::scenario_metrics(&result));
+            events
+        });
+        let wall = start.elapsed().as_secs_f64();
+        say!(
+            "  {:<52}    1 thr {events:>11} events in {wall:>7.2} s = {:>6.2} M events/s (madsim's side: cargo simbench)",
+            "madsim workload: 10 nodes all-to-all, 10 ms, 1000 s",
+            events as f64 / wall / 1e6
+        );
+        heap_reference("the madsim workload", events, wall);
         Ok(())
     }
 
@@ -537,13 +593,13 @@ pub mod sim {
     }
 
     /// Runs `scenario` `reps` times on `threads` threads and prints the
-    /// figures of the median run.
+    /// figures of the median run; returns its events and wall time (s).
     pub fn measure(
         label: &str,
         scenario: &Scenario,
         threads: usize,
         reps: usize,
-    ) -> Result<(), String> {
+    ) -> Result<(u64, f64), String> {
         let scenario = &ValidScenario::new(scenario.clone()).map_err(|e| e.to_string())?;
         let parts = part_count(scenario, 1);
         let pool = rayon::ThreadPoolBuilder::new()
@@ -565,6 +621,6 @@ pub mod sim {
             events,
             per_thread
         );
-        Ok(())
+        Ok((events, wall))
     }
 }

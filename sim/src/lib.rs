@@ -9,6 +9,7 @@
 //! input of `fdlab trace`; a *heartbeat recording* is the `time_ms` CSV input
 //! of `fdlab tune --trace`. The commands and files keep their names.
 
+pub mod baseline;
 pub mod clock;
 pub mod dist;
 pub mod engine;
