@@ -15,6 +15,7 @@
 //! | [`verdict`] | RustFS's `eviction_verdict` as a pure function |
 //! | [`breaker`] | RustFS's per-peer request breaker |
 //! | [`channel`] | [`PeerChannel`]: one client's channel to one peer |
+//! | [`counters`] | [`ChannelCounters`]: what a channel counts |
 //! | [`unlock`] | the retry schedule of a failed unlock |
 //! | [`dsync`] | a MinIO-dsync-like lock holder (refresh, quorum) |
 //!
@@ -80,6 +81,7 @@
 pub mod breaker;
 pub mod channel;
 pub mod config;
+pub mod counters;
 pub mod dsync;
 pub mod unlock;
 pub mod verdict;
