@@ -22,19 +22,12 @@ impl World<'_> {
     /// client hears it one latency later), or accepted, and the request
     /// goes once the client heard back.
     pub(super) fn handshake(&mut self, server: u32, job: Job, probe: bool) {
-        let node = self.clients[job.client as usize].node;
-        let back = self.latency(job.client, server, node);
         if self.servers[server as usize].down {
-            self.push(
-                self.now + back,
-                Ev::Refused {
-                    client: job.client,
-                    server,
-                    connection: job.connection,
-                },
-            );
+            self.refuse(server, &job);
             return;
         }
+        let node = self.clients[job.client as usize].node;
+        let back = self.latency(job.client, server, node);
         let pending = &mut self.clients[job.client as usize].pending_dial[server as usize];
         if *pending == Some(job.connection) {
             *pending = None;

@@ -441,16 +441,7 @@ impl<'a> World<'a> {
         let dead = s.down || job.connection < s.floor[job.client as usize];
         if dead {
             // Connection refused (or reset by a restarted server).
-            let node = self.clients[job.client as usize].node;
-            let back = self.latency(job.client, server, node);
-            self.push(
-                self.now + back,
-                Ev::Refused {
-                    client: job.client,
-                    server,
-                    connection: job.connection,
-                },
-            );
+            self.refuse(server, &job);
             return;
         }
         if !s.live(&job) {
@@ -463,6 +454,21 @@ impl<'a> World<'a> {
             s.queue.push_back(job);
         }
         self.try_start(server);
+    }
+
+    /// `server` refuses `job`'s connection: the client hears it one
+    /// latency later.
+    pub(super) fn refuse(&mut self, server: u32, job: &Job) {
+        let node = self.clients[job.client as usize].node;
+        let back = self.latency(job.client, server, node);
+        self.push(
+            self.now + back,
+            Ev::Refused {
+                client: job.client,
+                server,
+                connection: job.connection,
+            },
+        );
     }
 
     pub(super) fn try_start(&mut self, server: u32) {
