@@ -8,8 +8,12 @@
 //! out), so the schedule, written as a scenario file, replays the run.
 
 pub mod draw;
+pub mod reduce;
+pub mod shrink;
 
 pub use draw::{draw, expect_for, kinds, Drawn};
+pub use reduce::Focus;
+pub use shrink::{shrink, Oracle, Shrunk, Step};
 
 use crate::scenario::{Fault, ScenarioError};
 use crate::valid::ValidScenario;
