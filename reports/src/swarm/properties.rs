@@ -7,8 +7,10 @@
 //! - `detect_within`: a must-detect window at least as long as the bound
 //!   that has no lasting Failed verdict (Chen et al.'s T_D) within the bound
 //!   of its onset; for a cluster, a crash that long not declared Dead within
-//!   the bound. A shorter window that ends undetected is not a violation:
-//!   it asked for nothing the bound allows.
+//!   the bound (a `restart` is down for no time). A shorter window that ends undetected is not a violation:
+//!   it asked for nothing the bound allows. The time the monitor itself
+//!   was paused meanwhile is added to the bound (it handled nothing), here
+//!   and for `recover_within`.
 //! - `no_false_failed`: a mistake (a verdict about a target that must not
 //!   be detected) that reached Failed.
 //! - `recover_within`: after a must-detect window ends, the verdict is not
@@ -17,7 +19,8 @@
 //! - `no_live_declared_dead`: a Dead declaration of a live silo, unless a
 //!   fault the swarm drew with `expect = "detect"` (a long pause or
 //!   partition) held it then.
-//! - `converge_within`: a declaration not in every live silo's view within
+//! - `converge_within`: a true declaration (of a crashed silo; a false
+//!   one is `no_live_declared_dead`'s) not in every live silo's view within
 //!   the bound of it, or of the run's last fault if later (its end, or its
 //!   start if it lasts to the end of the run), when that deadline falls
 //!   inside the run.
@@ -56,15 +59,16 @@ pub fn check_detectors(outcome: &RunOutcome, checks: &[Check]) -> Vec<Violation>
                 (Property::DetectWithin, Some(bound)) => {
                     for det in &d.detections {
                         let w = det.window;
-                        let late = match det.failed_delay() {
-                            Some(delay) => delay > bound,
-                            None => w.end - w.start >= bound,
+                        let due = deadline(&outcome.faults, det.monitor, w.start, bound);
+                        let late = match det.failed_at {
+                            Some(t) => t > due,
+                            None => w.end >= due,
                         };
                         if late {
                             out.push(Violation {
                                 observed: det.failed_delay(),
                                 fault: Some(det.fault),
-                                ..v(w.start + bound, det.monitor, det.target)
+                                ..v(due, det.monitor, det.target)
                             });
                         }
                     }
@@ -81,15 +85,16 @@ pub fn check_detectors(outcome: &RunOutcome, checks: &[Check]) -> Vec<Violation>
                 }
                 (Property::RecoverWithin, Some(bound)) => {
                     for r in &d.recoveries {
-                        let late = match r.lag() {
-                            Some(lag) => lag > bound,
-                            None => r.until - r.from > bound,
+                        let due = deadline(&outcome.faults, r.monitor, r.from, bound);
+                        let late = match r.alive_at {
+                            Some(t) => t > due,
+                            None => r.until > due,
                         };
                         if late {
                             out.push(Violation {
                                 observed: r.lag(),
                                 fault: Some(r.fault),
-                                ..v(r.from + bound, r.monitor, r.target)
+                                ..v(due, r.monitor, r.target)
                             });
                         }
                     }
@@ -169,11 +174,15 @@ pub fn check_cluster(outcome: &ClusterOutcome, checks: &[Check]) -> Vec<Violatio
         match (check.property, check.bound) {
             (Property::DetectWithin, Some(bound)) => {
                 for c in &outcome.crashes {
-                    let down = outcome
-                        .faults
-                        .get(c.fault)
-                        .map_or(outcome.duration, |f| f.window.end)
-                        .min(outcome.duration);
+                    let Some(f) = outcome.faults.get(c.fault) else {
+                        continue;
+                    };
+                    // A restart is down for no time: its silo is back at
+                    // once as a new generation, and nothing must detect it.
+                    let down = match f.kind {
+                        FaultKind::Restart => c.at,
+                        _ => f.window.end.min(outcome.duration),
+                    };
                     if down - c.at < bound {
                         continue;
                     }
@@ -210,7 +219,10 @@ pub fn check_cluster(outcome: &ClusterOutcome, checks: &[Check]) -> Vec<Violatio
                 }
             }
             (Property::ConvergeWithin, Some(bound)) => {
-                for d in &outcome.declarations {
+                // A false declaration is no_live_declared_dead's: its
+                // silo may come back (a SWIM member refutes it), and the
+                // views rightly never agree that it is Dead.
+                for d in outcome.declarations.iter().filter(|d| !d.false_positive) {
                     let from = d.at.max(quiet);
                     let deadline = from + bound;
                     if deadline >= outcome.duration {
@@ -230,6 +242,41 @@ pub fn check_cluster(outcome: &ClusterOutcome, checks: &[Check]) -> Vec<Violatio
         }
     }
     out
+}
+
+/// When a monitor must have decided, from `from` with `bound`: `bound` of
+/// its own running time later. A paused monitor handles nothing (SPEC §4),
+/// so the time it spends paused in between is added: a detector is not
+/// late because its host was stopped.
+fn deadline(faults: &[FaultRecord], monitor: u32, from: Nanos, bound: Nanos) -> Nanos {
+    let mut pauses: Vec<(Nanos, Nanos)> = faults
+        .iter()
+        .filter(|f| f.kind == FaultKind::Pause && f.node == Some(monitor))
+        .map(|f| (f.window.start, f.window.end))
+        .collect();
+    pauses.sort_unstable();
+    let stopped = |to: Nanos| -> Nanos {
+        // The union of the pauses within [from, to).
+        let mut total = Nanos::ZERO;
+        let mut reach = from;
+        for &(a, b) in &pauses {
+            let (a, b) = (a.max(reach), b.min(to));
+            if b > a {
+                total = total + (b - a);
+                reach = b;
+            }
+        }
+        total
+    };
+    let mut due = from + bound;
+    loop {
+        let next = from + bound + stopped(due);
+        debug_assert!(next >= due, "the deadline only moves later");
+        if next == due {
+            return due;
+        }
+        due = next;
+    }
 }
 
 /// The fault about `node` a verdict at `at` follows, for the evidence: the
