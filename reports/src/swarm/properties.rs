@@ -9,8 +9,8 @@
 //!   of its onset; for a cluster, a crash that long not declared Dead within
 //!   the bound (a `restart` is down for no time). A shorter window that ends undetected is not a violation:
 //!   it asked for nothing the bound allows. The time the monitor itself
-//!   was paused meanwhile is added to the bound (it handled nothing), here
-//!   and for `recover_within`.
+//!   was paused or down meanwhile is added to the bound (it handled
+//!   nothing), here and for `recover_within`.
 //! - `no_false_failed`: a mistake (a verdict about a target that must not
 //!   be detected) that reached Failed.
 //! - `recover_within`: after a must-detect window ends, the verdict is not
@@ -246,12 +246,14 @@ pub fn check_cluster(outcome: &ClusterOutcome, checks: &[Check]) -> Vec<Violatio
 
 /// When a monitor must have decided, from `from` with `bound`: `bound` of
 /// its own running time later. A paused monitor handles nothing (SPEC §4),
-/// so the time it spends paused in between is added: a detector is not
-/// late because its host was stopped.
+/// and a crashed one is not there, so the time it spends paused or down in
+/// between is added: a detector is not late because its host was stopped.
 fn deadline(faults: &[FaultRecord], monitor: u32, from: Nanos, bound: Nanos) -> Nanos {
     let mut pauses: Vec<(Nanos, Nanos)> = faults
         .iter()
-        .filter(|f| f.kind == FaultKind::Pause && f.node == Some(monitor))
+        .filter(|f| {
+            matches!(f.kind, FaultKind::Pause | FaultKind::Crash) && f.node == Some(monitor)
+        })
         .map(|f| (f.window.start, f.window.end))
         .collect();
     pauses.sort_unstable();
