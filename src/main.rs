@@ -10,6 +10,7 @@ mod bench;
 mod bench_cluster;
 mod bench_lockrpc;
 mod bench_placement;
+mod bench_swarm;
 mod budget;
 mod check;
 mod cluster_runs;

@@ -83,78 +83,101 @@ pub fn shrink_all(
     let mut cost = ShrinkCost::default();
     let mut out = Vec::with_capacity(groups.len());
     for (n, (index, first, runs_violated, violations)) in groups.into_iter().enumerate() {
-        let run = &runs[index];
-        let drawn = swarm::draw(cx.scenario, cx.setup, run.seed);
-        let start = swarm::with_schedule(cx.scenario, drawn.faults)
-            .map_err(|e| format!("{}: a drawn schedule is invalid: {e}", cx.scenario.name))?;
-        let faults = start.faults.len();
-        // Only the property being shrunk is checked (a placement ledger is
-        // then kept only for a split).
-        let checks: Vec<Check> = cx
-            .checks
-            .iter()
-            .filter(|c| c.property == first.property)
-            .copied()
-            .collect();
-        let judge = cx
-            .scenario
-            .is_membership()
-            .then_some(first.subject.as_str());
-        let world = world_of(&start)?;
-        let alone = check_run(&world, run.seed, &checks, judge)?;
-        cost.runs += 1;
-        cost.events += alone.events;
-        // A violation the world shows alone needs no fault: the shrinker
-        // may then change the world freely.
-        let needs_faults = !alone.violations.iter().any(|v| v.same_kind(&first));
-        let mut oracle = Shrinker {
-            seed: run.seed,
-            checks,
-            like: first.clone(),
-            world: needs_faults.then_some(world),
-            pool: cx.pool,
-            deadline: cx.deadline,
-            runs: 0,
-            events: 0,
-            error: None,
-        };
-        let kept = Kept {
-            violation: first.clone(),
-            faults: run.faults.clone(),
-        };
-        let focus = |k: &Kept| focus(&k.violation);
-        let shrunk = swarm::shrink(start, kept, cx.setup, &focus, &mut oracle);
-        if let Some(e) = oracle.error {
-            return Err(e);
-        }
-        cost.runs += oracle.runs;
-        cost.events += oracle.events;
+        let (mut found, spent) = shrink_one(cx, &runs[index], first, n + 1)?;
+        found.finding.runs = runs_violated;
+        found.finding.violations = violations;
+        cost.runs += spent.runs;
+        cost.events += spent.events;
         bar.inc(1);
-        let file = minimal_file(n + 1);
-        let v = &shrunk.violation.violation;
-        let replay = replay_args(&file, run.seed, v, &shrunk.scenario);
-        let evidence = v.describe(&shrunk.violation.faults);
-        let finding = Finding {
-            first,
-            run: run.run,
-            seed: run.seed,
-            runs: runs_violated,
-            violations,
-            faults,
-            minimal_faults: shrunk.scenario.faults.len(),
-            tried: shrunk.tried,
-            kept: shrunk.accepted,
-            complete: shrunk.complete,
-            file: file.clone(),
-            evidence,
-            replay,
-        };
-        let text = minimal_text(cx, &finding, shrunk.scenario, n + 1)?;
-        out.push(Reproducer { finding, text });
+        out.push(found);
     }
     bar.finish_and_clear();
     cost.wall = started.elapsed().as_secs_f64();
     Ok((out, cost))
+}
+
+/// Shrinks `run`'s schedule for its violation `first` into reproducer `n`
+/// (its counts of runs and violations are this run's alone).
+pub fn shrink_one(
+    cx: &Context<'_>,
+    run: &SwarmRun,
+    first: Violation,
+    n: usize,
+) -> Result<(Reproducer, ShrinkCost), String> {
+    let started = Instant::now();
+    let mut cost = ShrinkCost::default();
+    let drawn = swarm::draw(cx.scenario, cx.setup, run.seed);
+    let start = swarm::with_schedule(cx.scenario, drawn.faults)
+        .map_err(|e| format!("{}: a drawn schedule is invalid: {e}", cx.scenario.name))?;
+    let faults = start.faults.len();
+    // Only the property being shrunk is checked (a placement ledger is
+    // then kept only for a split).
+    let checks: Vec<Check> = cx
+        .checks
+        .iter()
+        .filter(|c| c.property == first.property)
+        .copied()
+        .collect();
+    let judge = cx
+        .scenario
+        .is_membership()
+        .then_some(first.subject.as_str());
+    let world = world_of(&start)?;
+    let alone = check_run(&world, run.seed, &checks, judge)?;
+    cost.runs += 1;
+    cost.events += alone.events;
+    // A violation the world shows alone needs no fault: the shrinker
+    // may then change the world freely.
+    let needs_faults = !alone.violations.iter().any(|v| v.same_kind(&first));
+    let mut oracle = Shrinker {
+        seed: run.seed,
+        checks,
+        like: first.clone(),
+        world: needs_faults.then_some(world),
+        pool: cx.pool,
+        deadline: cx.deadline,
+        runs: 0,
+        events: 0,
+        error: None,
+    };
+    let kept = Kept {
+        violation: first.clone(),
+        faults: run.faults.clone(),
+    };
+    let focus = |k: &Kept| focus(&k.violation);
+    let shrunk = swarm::shrink(start, kept, cx.setup, &focus, &mut oracle);
+    if let Some(e) = oracle.error {
+        return Err(e);
+    }
+    cost.runs += oracle.runs;
+    cost.events += oracle.events;
+    let file = minimal_file(n);
+    let v = &shrunk.violation.violation;
+    let replay = replay_args(&file, run.seed, v, &shrunk.scenario);
+    let evidence = v.describe(&shrunk.violation.faults);
+    let same = run
+        .violations
+        .iter()
+        .filter(|w| w.same_kind(&first))
+        .count() as u64;
+    let finding = Finding {
+        first,
+        run: run.run,
+        seed: run.seed,
+        runs: 1,
+        violations: same,
+        faults,
+        minimal_faults: shrunk.scenario.faults.len(),
+        tried: shrunk.tried,
+        kept: shrunk.accepted,
+        complete: shrunk.complete,
+        file,
+        evidence,
+        replay,
+    };
+    let text = minimal_text(cx, &finding, shrunk.scenario, n)?;
+    cost.wall = started.elapsed().as_secs_f64();
+    Ok((Reproducer { finding, text }, cost))
 }
 
 /// What a shrunk scenario must keep of violation `v`.

@@ -11,8 +11,8 @@
 //! the first failing candidate in order. The wall clock is read only for
 //! `--time-budget` and the speed printed last.
 
-mod findings;
-mod runs;
+pub mod findings;
+pub mod runs;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
