@@ -157,9 +157,10 @@ pub struct Kept {
 /// run's world, its scenario without faults, does not violate it alone), a
 /// candidate that changes the world (fewer nodes, detectors, judges) must
 /// keep that so: its world is run too, and must not violate it. A smaller
-/// world may break the property on its own (a one-stage layer whose
-/// detector misreads the stream, say), and a reproducer that slipped to
-/// such another failure would not show the one found.
+/// world may break the property on its own (default dataflow-decay
+/// declares Failed with no fault in a `[1, 1, 2]` pipeline, whose one
+/// source's stream is irregular), and a reproducer that slipped to such
+/// another failure would not show the one found.
 pub struct Shrinker<'a> {
     pub seed: u64,
     pub checks: Vec<Check>,
