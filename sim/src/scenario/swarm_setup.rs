@@ -29,6 +29,20 @@ pub const DEFAULT_RATE: f64 = 0.5;
 /// (`expect = "detect"`); shorter ones must be tolerated. Ten heartbeat
 /// intervals of 1 s, and twice Orleans' 5 s probe timeout.
 pub const DEFAULT_DETECT_FROM: Nanos = Nanos::from_secs(10);
+/// `detect_within` unless `[properties]` says otherwise (detectors).
+pub const DEFAULT_DETECT_WITHIN: Nanos = Nanos::from_secs(30);
+/// `detect_within` in a membership scenario: a cluster declares a crash
+/// after votes and table writes, about 55 s with Orleans' defaults
+/// (`orleans-crash`).
+pub const DEFAULT_DECLARE_WITHIN: Nanos = Nanos::from_secs(120);
+/// `recover_within`: ten 1 s heartbeats, twice Orleans' 5 s probe timeout.
+pub const DEFAULT_RECOVER_WITHIN: Nanos = Nanos::from_secs(10);
+/// `converge_within`: views refresh from the table every 60 s (SPEC
+/// §8.1), and on gossip after each write: 60 s, and half of it to spare.
+pub const DEFAULT_CONVERGE_WITHIN: Nanos = Nanos::from_secs(90);
+/// `placement_split_within`.
+pub const DEFAULT_SPLIT_WITHIN: Nanos = Nanos::from_secs(60);
+
 /// The grain of every drawn instant and duration: whole milliseconds keep
 /// the minimal files readable.
 pub const GRAIN: Nanos = Nanos::from_millis(1);
@@ -392,17 +406,13 @@ impl Property {
     /// that is on with no bound: the two `no_*` properties).
     pub const fn default_bound(self, kind: SwarmKind) -> Bound {
         match self {
-            // A membership cluster declares a crash after votes and table
-            // writes: Orleans' defaults take about 55 s (orleans-crash).
             Property::DetectWithin if matches!(kind, SwarmKind::Membership) => {
-                Bound::Within(Nanos::from_secs(120))
+                Bound::Within(DEFAULT_DECLARE_WITHIN)
             }
-            Property::DetectWithin => Bound::Within(Nanos::from_secs(30)),
-            Property::RecoverWithin => Bound::Within(Nanos::from_secs(10)),
-            // Views refresh from the table every 60 s (SPEC §8.1), and on
-            // gossip after each write: 60 s plus a half of it to spare.
-            Property::ConvergeWithin => Bound::Within(Nanos::from_secs(90)),
-            Property::PlacementSplitWithin => Bound::Within(Nanos::from_secs(60)),
+            Property::DetectWithin => Bound::Within(DEFAULT_DETECT_WITHIN),
+            Property::RecoverWithin => Bound::Within(DEFAULT_RECOVER_WITHIN),
+            Property::ConvergeWithin => Bound::Within(DEFAULT_CONVERGE_WITHIN),
+            Property::PlacementSplitWithin => Bound::Within(DEFAULT_SPLIT_WITHIN),
             Property::NoFalseFailed | Property::NoLiveDeclaredDead => Bound::Off,
         }
     }

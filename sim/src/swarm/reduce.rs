@@ -28,7 +28,7 @@ pub struct Focus {
 /// subject's distribution.
 pub fn detectors(s: &Scenario, focus: &Focus) -> Vec<Scenario> {
     let mut out = Vec::new();
-    if let Some(m) = &s.membership {
+    if s.is_membership() {
         let judges = s.judge_names();
         if judges.len() > 1 && judges.contains(&focus.subject) {
             let mut c = s.clone();
@@ -36,7 +36,6 @@ pub fn detectors(s: &Scenario, focus: &Focus) -> Vec<Scenario> {
             if let Some(cm) = c.membership.as_mut() {
                 cm.judges = Some(vec![focus.subject.clone()]);
             }
-            debug_assert!(m.judges.is_none() || judges.len() > 1);
             out.push(c);
         }
         return out;
@@ -96,10 +95,14 @@ pub fn faults(s: &Scenario) -> Vec<Scenario> {
     out
 }
 
+/// A shortened run ends on a whole number of these.
+pub const RUN_END_STEP: Nanos = Nanos::from_secs(1);
+
 /// The run ends soon after the violation (and after the last fault's
-/// start): at the next whole second past both, then halfway to there.
+/// start): at the next whole [`RUN_END_STEP`] past both, then halfway from
+/// there to its end.
 pub fn run_end(s: &Scenario, focus: &Focus) -> Vec<Scenario> {
-    let second = Nanos::from_secs(1).as_nanos();
+    let second = RUN_END_STEP.as_nanos();
     let last_start = s
         .faults
         .iter()
@@ -175,29 +178,13 @@ pub fn milder(s: &Scenario, setup: &SwarmSetup, i: usize) -> Vec<Scenario> {
                 .collect()
         }),
         Some(Strength::Probability([lo, _])) => f.probability.map_or(Vec::new(), |p| {
-            [lo, thousandths(p / 2.0).max(lo)]
-                .into_iter()
-                .filter(|&x| x < p)
-                .fold(Vec::new(), |mut v: Vec<f64>, x| {
-                    if !v.contains(&x) {
-                        v.push(x);
-                    }
-                    v
-                })
+            distinct([lo, thousandths(p / 2.0).max(lo)], |x| x < p)
                 .into_iter()
                 .map(|x| with(&|g| g.probability = Some(x)))
                 .collect()
         }),
         Some(Strength::Capacity([_, hi])) => f.capacity.map_or(Vec::new(), |c| {
-            [hi, thousandths((c + hi) / 2.0).min(hi)]
-                .into_iter()
-                .filter(|&x| x > c)
-                .fold(Vec::new(), |mut v: Vec<f64>, x| {
-                    if !v.contains(&x) {
-                        v.push(x);
-                    }
-                    v
-                })
+            distinct([hi, thousandths((c + hi) / 2.0).min(hi)], |x| x > c)
                 .into_iter()
                 .map(|x| with(&|g| g.capacity = Some(x)))
                 .collect()
@@ -219,6 +206,17 @@ pub fn earlier(s: &Scenario, window: [Nanos; 2], i: usize) -> Vec<Scenario> {
             let mut c = s.clone();
             c.faults[i].at = Some(t);
             out.push(c);
+        }
+    }
+    out
+}
+
+/// The values of `steps` that `keep` keeps, each once, in order.
+fn distinct(steps: [f64; 2], keep: impl Fn(f64) -> bool) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for x in steps {
+        if keep(x) && !out.contains(&x) {
+            out.push(x);
         }
     }
     out
