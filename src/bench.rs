@@ -29,7 +29,7 @@ pub struct BenchArgs {
     #[arg(long)]
     quick: bool,
     /// Only these parts: detectors, trace, pipeline, madsim, mesh, sweep,
-    /// membership, placement, lockrpc, swim (default: all).
+    /// membership, placement, lockrpc, swarm, swim (default: all).
     #[arg(long, value_delimiter = ',', value_name = "PART")]
     only: Vec<Part>,
 }
@@ -47,6 +47,7 @@ pub enum Part {
     Membership,
     Placement,
     Lockrpc,
+    Swarm,
     Swim,
 }
 
@@ -231,6 +232,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     }
     if want(Part::Lockrpc) {
         crate::bench_lockrpc::measure(args.quick)?;
+    }
+    if want(Part::Swarm) {
+        crate::bench_swarm::measure(args.quick)?;
     }
     // Last: its peak memory (some GB) would hide the others'.
     if want(Part::Swim) {

@@ -10,6 +10,7 @@ mod bench;
 mod bench_cluster;
 mod bench_lockrpc;
 mod bench_placement;
+mod bench_swarm;
 mod budget;
 mod check;
 mod cluster_runs;
@@ -21,6 +22,7 @@ mod place;
 mod run;
 mod simulate;
 mod stats;
+mod swarm;
 mod sweep;
 mod trace;
 mod tune;
@@ -65,6 +67,11 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Join the directories of a sharded sweep into what one run writes.
     Merge(sweep::MergeArgs),
+    /// Random fault schedules per seed (swarm testing), checked against the
+    /// scenario's properties; each violation shrunk to a smallest scenario
+    /// that still shows it (minimal-<n>.toml) with its replay command.
+    /// Exit status 1: a property was violated.
+    Swarm(swarm::SwarmArgs),
     /// Run a small mesh or dataflow scenario with one real process per node
     /// on loopback (UDP, and TCP for data frames), crash and pause faults sent as real signals (SIGKILL, SIGSTOP and
     /// SIGCONT), partitions, loss and slow links applied by each node's
@@ -94,6 +101,7 @@ fn main() -> ExitCode {
         Some(Command::Check(args)) => done(check::run(&args)),
         Some(Command::Sweep(args)) => done(sweep::run(&args)),
         Some(Command::Merge(args)) => done(sweep::merge(&args)),
+        Some(Command::Swarm(args)) => swarm::run(&args),
         Some(Command::Live(args)) => done(live::run(&args)),
         Some(Command::Place(args)) => done(place::run(&args)),
         Some(Command::LiveNode(args)) => done(live::node(&args)),

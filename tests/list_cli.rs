@@ -32,6 +32,8 @@ fn list_faults_names_every_fault_kind_with_keys_the_validator_takes() {
         "monitors_per_node",
         "heartbeat_channel",
         "s0.0",
+        "[swarm.<kind>]",
+        "placement_split_within",
     ] {
         assert!(stdout.contains(key), "{key} missing");
     }

@@ -5,7 +5,8 @@
 //! as Markdown and self-contained HTML ([`report`], [`markdown`], [`html`],
 //! with the tables of [`detail_table`]); the replay trace, its digest and the
 //! timeline of one pair ([`replay`]); the CI gate's comparison ([`gate`]) and
-//! its baseline file ([`baseline_file`]). A report's directory is written
+//! its baseline file ([`baseline_file`]); what `fdlab swarm` checks and
+//! writes ([`swarm`]). A report's directory is written
 //! whole ([`swap_dir`]), and replaced only when it is a report ([`report_dir`]).
 //!
 //! Membership scenarios (SPEC §8, "a cluster pays for declarations, not
@@ -47,5 +48,6 @@ pub mod replay;
 pub mod report;
 pub mod report_dir;
 pub mod swap_dir;
+pub mod swarm;
 pub mod tables;
 pub mod verdict;

@@ -1,6 +1,6 @@
 //! What a report directory is, and when fdlab may replace one.
 //!
-//! `fdlab run`, `fdlab replay` and `fdlab live` each write one report into
+//! `fdlab run`, `fdlab replay`, `fdlab live` and `fdlab swarm` each write one report into
 //! their `--out` directory, whole ([`crate::swap_dir`]): the directory is
 //! replaced, so a reader never sees one report's files beside another's.
 //! Since `--out` may name any directory (`--out .`, a home directory, a
@@ -33,6 +33,7 @@ use crate::placement::PLACEMENT_CSV;
 use crate::replay::{TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
 use crate::report::{CHARTS_DIR, INDEX_HTML, REPORT_MD};
 use crate::swap_dir::{replace_dir, resolve};
+use crate::swarm::output::{is_minimal_file, SWARM_CSV, SWARM_RUNS_CSV, VIOLATIONS_CSV};
 use crate::tables::{
     CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV, SUMMARY_JSON,
 };
@@ -64,6 +65,8 @@ pub const RUN_REPORT_FILES: [&str; 13] = [
     LOCKRPC_CSV,
 ];
 const REPLAY_FILES: [&str; 3] = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
+/// The files of a swarm's directory, besides its `minimal-<n>.toml`.
+pub const SWARM_FILES: [&str; 3] = [SWARM_CSV, VIOLATIONS_CSV, SWARM_RUNS_CSV];
 
 /// The command a report directory belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,16 +74,24 @@ pub enum ReportKind {
     Run,
     Replay,
     Live,
+    /// `fdlab swarm`: its tables and minimal reproducers.
+    Swarm,
 }
 
 impl ReportKind {
-    const ALL: [ReportKind; 3] = [ReportKind::Run, ReportKind::Replay, ReportKind::Live];
+    const ALL: [ReportKind; 4] = [
+        ReportKind::Run,
+        ReportKind::Replay,
+        ReportKind::Live,
+        ReportKind::Swarm,
+    ];
 
     pub fn command(self) -> &'static str {
         match self {
             ReportKind::Run => "run",
             ReportKind::Replay => "replay",
             ReportKind::Live => "live",
+            ReportKind::Swarm => "swarm",
         }
     }
 
@@ -92,6 +103,7 @@ impl ReportKind {
             ReportKind::Run => run,
             ReportKind::Replay => REPLAY_FILES.contains(&name),
             ReportKind::Live => run || name == CALIBRATION_CSV,
+            ReportKind::Swarm => SWARM_FILES.contains(&name) || is_minimal_file(name),
         }
     }
 
@@ -224,6 +236,24 @@ mod tests {
         fs::write(dir.join(SUMMARY_CSV), "s")?;
         fs::create_dir(dir.join(CHARTS_DIR))?;
         fs::write(dir.join(CHARTS_DIR).join("x-cdf.svg"), "<svg/>")
+    }
+
+    #[test]
+    fn a_swarm_directory_holds_its_tables_and_reproducers() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("swarm-out");
+        publish(&out, ReportKind::Swarm, |d| {
+            fs::write(d.join(SWARM_CSV), "s")?;
+            fs::write(d.join("minimal-1.toml"), "m")?;
+            fs::write(d.join("minimal-12.toml"), "m")
+        })
+        .unwrap();
+        check_out(&out, ReportKind::Swarm).unwrap();
+        let err = check_out(&out, ReportKind::Run).unwrap_err().to_string();
+        assert!(err.contains("report of `fdlab swarm`"), "{err}");
+        fs::write(out.join("minimal-x.toml"), "mine").unwrap();
+        let err = check_out(&out, ReportKind::Swarm).unwrap_err().to_string();
+        assert!(err.contains("`minimal-x.toml`"), "{err}");
     }
 
     #[test]

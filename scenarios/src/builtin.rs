@@ -7,6 +7,7 @@
 //! membership, under one case each of the Orleans issue, judged by
 //! `classic` (Orleans' missed-probe count), `phi-5s` and `probe-orleans`.
 
+use fdlab_sim::scenario::SwarmTables;
 use fdlab_sim::valid::ValidScenario;
 
 use crate::scenario_file::{parse_scenario, ScenarioFileError};
@@ -175,6 +176,22 @@ pub fn builtin_suite() -> Result<Vec<ValidScenario>, ScenarioFileError> {
 
 fn parse(name: &str, text: &str) -> Result<ValidScenario, ScenarioFileError> {
     parse_scenario(&format!("builtin/{name}.toml"), text, None)
+}
+
+/// [`builtin_scenario`] with its `[swarm]` and `[properties]` tables.
+pub fn builtin_with_swarm(
+    name: &str,
+) -> Option<Result<(ValidScenario, SwarmTables), ScenarioFileError>> {
+    BUILTIN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(name, text)| {
+            crate::scenario_file::parse_scenario_with_swarm(
+                &format!("builtin/{name}.toml"),
+                text,
+                None,
+            )
+        })
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@
 //!   is swept and tuned over (`membership.orleans.KEY`, `JUDGE.KEY`), and a
 //!   membership sweep's points, judges and `sweep.toml`; [`cluster_search`]:
 //!   the settings `fdlab tune` searches per judge of a membership scenario;
+//! - [`scenario_writer`]: a scenario written back as a scenario file (the
+//!   minimal reproducers of `fdlab swarm`);
 //! - [`seed_range`](mod@seed_range): `--seed S` and N seeds, refused when
 //!   they would wrap past the largest seed.
 //!
@@ -42,6 +44,7 @@ pub mod heartbeat_recording;
 pub mod read_limit;
 pub mod resolve;
 pub mod scenario_file;
+pub mod scenario_writer;
 pub mod search_space;
 pub mod seed_range;
 pub mod sweep_plan;
@@ -50,5 +53,9 @@ pub mod vary;
 pub use builtin::{builtin, builtin_scenario, builtin_suite};
 pub use detector_spec::{detector_from_table, parse_detector_arg, DetectorSpec, SpecError};
 pub use events::{parse_events, EventsError};
-pub use resolve::{resolve, ResolveError};
-pub use scenario_file::{load_scenario, parse_scenario, ScenarioFileError};
+pub use resolve::{resolve, resolve_with_swarm, ResolveError};
+pub use scenario_file::{
+    load_scenario, load_scenario_with_swarm, parse_scenario, parse_scenario_with_swarm,
+    ScenarioFileError,
+};
+pub use scenario_writer::write_scenario;

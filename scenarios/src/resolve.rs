@@ -8,11 +8,14 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use fdlab_sim::scenario::SwarmTables;
 use fdlab_sim::valid::ValidScenario;
 
-use crate::builtin::builtin_scenario;
+use crate::builtin::{builtin_scenario, builtin_with_swarm};
 use crate::excerpt::excerpt;
-use crate::scenario_file::{files_read, load_scenario, ScenarioFileError};
+use crate::scenario_file::{
+    files_read, load_scenario, load_scenario_with_swarm, ScenarioFileError,
+};
 
 /// Why a scenario argument gave no scenario.
 #[derive(Debug)]
@@ -58,6 +61,19 @@ pub fn resolve(arg: &str) -> Result<ValidScenario, ResolveError> {
         return load_scenario(path).map_err(ResolveError::Invalid);
     }
     match builtin_scenario(arg) {
+        Some(result) => result.map_err(ResolveError::Invalid),
+        None => Err(ResolveError::Unknown(arg.to_owned())),
+    }
+}
+
+/// [`resolve`], with the scenario's `[swarm]` and `[properties]` tables
+/// (`fdlab swarm`).
+pub fn resolve_with_swarm(arg: &str) -> Result<(ValidScenario, SwarmTables), ResolveError> {
+    let path = Path::new(arg);
+    if path.exists() || arg.ends_with(".toml") {
+        return load_scenario_with_swarm(path).map_err(ResolveError::Invalid);
+    }
+    match builtin_with_swarm(arg) {
         Some(result) => result.map_err(ResolveError::Invalid),
         None => Err(ResolveError::Unknown(arg.to_owned())),
     }

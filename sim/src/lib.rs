@@ -2,7 +2,8 @@
 //! simulator ([`engine`], on a [`plan::RunPlan`]), the replayer of a recorded
 //! event list through one detector ([`event_replay`], behind `fdlab trace`)
 //! and the evaluation of a detector on recorded heartbeat arrivals
-//! ([`heartbeat_eval`], behind `fdlab tune --trace`).
+//! ([`heartbeat_eval`], behind `fdlab tune --trace`); and the schedules of
+//! `fdlab swarm` ([`swarm`]: drawn per seed, then shrunk).
 //!
 //! Words: the *event log* is what a replay of a simulated run writes
 //! (`trace.csv`, [`engine::LogRecord`]); a *recorded event list* is the CSV
@@ -27,5 +28,6 @@ pub mod rng;
 pub mod scenario;
 pub mod scores;
 pub mod stats;
+pub mod swarm;
 pub mod topology;
 pub mod valid;

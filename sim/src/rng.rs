@@ -61,6 +61,11 @@ enum Purpose {
     LockClient = 18,
     /// Service times of one lock server (lock-RPC runs).
     LockServer = 19,
+    /// The fault schedule `fdlab swarm` draws for one run: which kinds it
+    /// enables, how many faults, and each fault's kind, start, target,
+    /// length and strength (SPEC §11). The run's own streams never read
+    /// it, so a schedule written out as explicit faults replays the same.
+    SwarmSchedule = 20,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).
@@ -136,6 +141,11 @@ impl Streams {
     /// The service times of lock server `server`.
     pub(crate) fn lock_server(&self, server: u32) -> ChaCha8Rng {
         self.stream(Purpose::LockServer, &[u64::from(server)])
+    }
+
+    /// The fault schedule `fdlab swarm` draws for a run of this seed.
+    pub(crate) fn swarm_schedule(&self) -> ChaCha8Rng {
+        self.stream(Purpose::SwarmSchedule, &[])
     }
 
     /// The hash rings that choose who monitors whom.

@@ -413,7 +413,12 @@ pub(crate) fn rephrase(message: &str) -> String {
     }
     if let Some(rest) = message.strip_prefix("unknown variant `") {
         if let Some((value, expected)) = rest.split_once("`, expected ") {
-            return format!("unknown value `{value}`; expected {expected}");
+            // The values serde lists are between backticks.
+            let values = expected.split('`').skip(1).step_by(2);
+            let hint = closest_key(value, values)
+                .map(|v| format!(" (did you mean `{v}`?)"))
+                .unwrap_or_default();
+            return format!("unknown value `{value}`{hint}; expected {expected}");
         }
     }
     for rust in ["expected struct ", "expected internally tagged enum "] {

@@ -63,7 +63,7 @@ use std::path::Path;
 use fdlab_protocol::Nanos;
 use fdlab_sim::scenario::{
     ClockSetup, DetectorSetup, Dist, Fault, LockrpcSetup, MembershipSetup, Network, PlacementSetup,
-    RandomFaults, Scenario, Topology, Workload,
+    PropertySetup, RandomFaults, Scenario, SwarmSetup, SwarmTables, Topology, Workload,
 };
 use fdlab_sim::valid::ValidScenario;
 use serde::de::DeserializeOwned;
@@ -81,7 +81,7 @@ pub const DEFAULT_SEEDS: u32 = 50;
 
 /// The keys a scenario file may have at its top level, in the order the
 /// documentation lists them.
-pub const TOP_LEVEL_KEYS: [&str; 14] = [
+pub const TOP_LEVEL_KEYS: [&str; 16] = [
     "name",
     "description",
     "duration",
@@ -96,6 +96,8 @@ pub const TOP_LEVEL_KEYS: [&str; 14] = [
     "membership",
     "placement",
     "lockrpc",
+    "swarm",
+    "properties",
 ];
 
 /// The first problem found in a scenario file (or in a CSV file it names).
@@ -136,6 +138,14 @@ impl std::error::Error for ScenarioFileError {}
 /// [`TEXT_FILE_LIMIT`] bytes). Empirical distributions' CSV files are looked
 /// up next to it.
 pub fn load_scenario(path: &Path) -> Result<ValidScenario, ScenarioFileError> {
+    load_scenario_with_swarm(path).map(|(s, _)| s)
+}
+
+/// [`load_scenario`], with the scenario's `[swarm]` and `[properties]`
+/// tables (see [`parse_scenario_with_swarm`]).
+pub fn load_scenario_with_swarm(
+    path: &Path,
+) -> Result<(ValidScenario, SwarmTables), ScenarioFileError> {
     let file = path.display().to_string();
     let cannot_read = |problem: String| ScenarioFileError {
         file: file.clone(),
@@ -146,18 +156,29 @@ pub fn load_scenario(path: &Path) -> Result<ValidScenario, ScenarioFileError> {
     let bytes = read_file_limited(path, TEXT_FILE_LIMIT).map_err(|e| cannot_read(e.to_string()))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| cannot_read("stream did not contain valid UTF-8".to_string()))?;
-    parse_scenario(&file, &text, Some(path.parent().unwrap_or(Path::new(""))))
+    parse_scenario_with_swarm(&file, &text, Some(path.parent().unwrap_or(Path::new(""))))
 }
 
 /// Parses and validates a scenario from `text`. `file` names it in errors and
 /// gives the default `name` (its stem). `base_dir` is where the CSV files of
 /// empirical distributions are read from; `None` (built-in scenarios) forbids
-/// them.
+/// them. Its `[swarm]` and `[properties]` tables are checked, and left out
+/// ([`parse_scenario_with_swarm`] keeps them).
 pub fn parse_scenario(
     file: &str,
     text: &str,
     base_dir: Option<&Path>,
 ) -> Result<ValidScenario, ScenarioFileError> {
+    parse_scenario_with_swarm(file, text, base_dir).map(|(s, _)| s)
+}
+
+/// [`parse_scenario`], with the scenario's `[swarm]` and `[properties]`
+/// tables (checked against it) for `fdlab swarm`.
+pub fn parse_scenario_with_swarm(
+    file: &str,
+    text: &str,
+    base_dir: Option<&Path>,
+) -> Result<(ValidScenario, SwarmTables), ScenarioFileError> {
     let spanned = DeTable::parse(text).map_err(|e| toml_error(file, text, &e))?;
     let doc = Doc::new(file, text, spanned.get_ref());
     let root: Table = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
@@ -176,6 +197,8 @@ pub fn parse_scenario(
     let mut membership = None;
     let mut placement = None;
     let mut lockrpc = None;
+    let mut swarm = None;
+    let mut properties = None;
 
     // In file order, so that the first error reported is the first in the file.
     let mut keys: Vec<(&String, &Value)> = root.iter().collect();
@@ -212,6 +235,8 @@ pub fn parse_scenario(
             "membership" => membership = Some(doc.typed::<MembershipSetup>(value, path)?),
             "placement" => placement = Some(doc.typed::<PlacementSetup>(value, path)?),
             "lockrpc" => lockrpc = Some(doc.typed::<LockrpcSetup>(value, path)?),
+            "swarm" => swarm = Some(doc.typed::<SwarmSetup>(value, path)?),
+            "properties" => properties = Some(doc.typed::<PropertySetup>(value, path)?),
             _ => return Err(doc.error(path, unknown_top_level_key(path))),
         }
     }
@@ -254,7 +279,12 @@ pub fn parse_scenario(
         lockrpc,
     };
     load_empirical(&doc, &mut scenario, base_dir)?;
-    ValidScenario::new(scenario).map_err(|e| doc.error(&e.path, e.problem))
+    let scenario = ValidScenario::new(scenario).map_err(|e| doc.error(&e.path, e.problem))?;
+    let tables = SwarmTables { swarm, properties };
+    tables
+        .validate(&scenario)
+        .map_err(|e| doc.error(&e.path, e.problem))?;
+    Ok((scenario, tables))
 }
 
 /// The stem of `file` (`crash.toml` -> `crash`).
@@ -298,6 +328,9 @@ pub(crate) use locate::rephrase;
 use locate::*;
 pub use samples::files_read;
 use samples::*;
+
+#[cfg(test)]
+mod swarm_tests;
 
 #[cfg(test)]
 mod tests {

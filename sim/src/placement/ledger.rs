@@ -19,7 +19,7 @@ use fdlab_protocol::placement::DeadMarks;
 use fdlab_protocol::Nanos;
 
 use super::changes::{crashed, Change};
-use super::outcome::PlacementCell;
+use super::outcome::{PlacementCell, Split};
 use super::setup::{LiveChange, Setup};
 use super::workload::Requests;
 use crate::outcome::RunOutcome;
@@ -48,6 +48,8 @@ struct Book {
     distinct: Vec<u8>,
     /// Keys with more than one distinct owner.
     disagreeing: u64,
+    /// By key: since when it has had more than one distinct owner.
+    split_since: Vec<Nanos>,
     /// By client then server: whether the running mark began as a true
     /// declaration.
     origin: Vec<Vec<Option<bool>>>,
@@ -87,13 +89,14 @@ pub(super) fn run(
                 counts: vec![0; keys * slots],
                 distinct: vec![0; keys],
                 disagreeing: 0,
+                split_since: vec![Nanos::ZERO; keys],
                 origin: vec![vec![None; servers]; clients],
                 cell: PlacementCell::default(),
             };
             for c in 0..clients {
                 for k in 0..keys {
                     let o = b.owners[c][k];
-                    b.count(k, slots, o, 1);
+                    b.count(k, slots, o, 1, Nanos::ZERO);
                 }
             }
             b
@@ -170,16 +173,48 @@ pub(super) fn run(
             for (c, down) in down.iter().enumerate() {
                 b.marks[c].handle_timeout(now);
                 if b.marks[c].live() != b.applied[c].as_slice() {
-                    b.apply(setup, j, c, down);
+                    b.apply(setup, j, c, down, now);
                 }
             }
         }
     }
-    books.into_iter().map(|b| b.cell).collect()
+    books
+        .into_iter()
+        .map(|mut b| {
+            // Splits still open at the end last to it.
+            for k in 0..b.distinct.len() {
+                if b.distinct[k] > 1 {
+                    b.split_ends(k, end);
+                }
+            }
+            b.cell
+        })
+        .collect()
 }
 
 impl Book {
-    fn count(&mut self, key: usize, slots: usize, owner: Owner, delta: i32) {
+    /// Key `key`'s split (more than one owner) ends at `now`; one that
+    /// opened and closed within an instant (two clients applying the same
+    /// declaration in turn) is none.
+    fn split_ends(&mut self, key: usize, now: Nanos) {
+        let start = self.split_since[key];
+        let length = now - start;
+        if length.is_zero() {
+            return;
+        }
+        let longer = self.cell.longest_split.is_none_or(|l| {
+            length > l.length || (length == l.length && (start, key as u32) < (l.start, l.key))
+        });
+        if longer {
+            self.cell.longest_split = Some(Split {
+                key: key as u32,
+                start,
+                length,
+            });
+        }
+    }
+
+    fn count(&mut self, key: usize, slots: usize, owner: Owner, delta: i32, now: Nanos) {
         let slot = if owner == NO_SERVER {
             slots - 1
         } else {
@@ -197,8 +232,10 @@ impl Book {
         let is = self.distinct[key];
         if was <= 1 && is > 1 {
             self.disagreeing += 1;
+            self.split_since[key] = now;
         } else if was > 1 && is <= 1 {
             self.disagreeing -= 1;
+            self.split_ends(key, now);
         }
     }
 
@@ -229,7 +266,7 @@ impl Book {
     }
 
     /// Client `c`'s live set changed: declarations and lifts, then its owners.
-    fn apply(&mut self, setup: &Setup, j: usize, c: usize, down: &[bool]) {
+    fn apply(&mut self, setup: &Setup, j: usize, c: usize, down: &[bool], now: Nanos) {
         let live = self.marks[c].live().to_vec();
         // The first server whose mark changed takes the keys moved (two
         // marks changing at one instant are rare; the first is named).
@@ -261,8 +298,8 @@ impl Book {
         let mut moved = 0u64;
         setup.update_owners(j, c, &live, change, &mut owners, |k, old, new| {
             moved += 1;
-            self.count(k, slots, old, -1);
-            self.count(k, slots, new, 1);
+            self.count(k, slots, old, -1, now);
+            self.count(k, slots, new, 1, now);
         });
         self.owners[c] = owners;
         self.applied[c] = live;

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use crate::outcome::RunOutcome;
 use crate::rng::Streams;
 
-pub use outcome::{PlacementCell, PlacementOutcome};
+pub use outcome::{PlacementCell, PlacementOutcome, Split};
 pub use setup::Setup;
 
 /// The placement costs of a detector run `outcome` of a placement scenario

@@ -34,6 +34,20 @@ pub struct PlacementCell {
     /// Key-nanoseconds during which the clients did not all place a key on
     /// the same server (stale-read and split-write risk).
     pub disagreement: u128,
+    /// The longest stretch of time one key had more than one owner among
+    /// the clients (the first such key, by start, then key order); none if
+    /// the clients always agreed.
+    pub longest_split: Option<Split>,
+}
+
+/// A key the clients did not all place on the same server, from `start`
+/// for `length` (to the end of the run if it never healed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// The key's index in the workload (key `i` is the `i+1`-th most popular).
+    pub key: u32,
+    pub start: Nanos,
+    pub length: Nanos,
 }
 
 /// Everything a placement run produced.

@@ -162,6 +162,7 @@ fn a_true_declaration_moves_what_each_distribution_moves() {
         assert!(c.failed > 0, "{c:?}");
         assert!(c.misses > 0 && c.misses <= c.moved_true, "{c:?}");
         assert_eq!(c.disagreement, 0, "both clients declare at once: {c:?}");
+        assert_eq!(c.longest_split, None, "{c:?}");
     }
     let ketama = cell(&out.cells, DistributionKind::Ketama);
     assert!(eject.misses > 3 * ketama.misses, "{eject:?} {ketama:?}");
@@ -187,6 +188,9 @@ fn a_false_declaration_moves_keys_away_and_back_and_splits_the_clients() {
         assert_eq!(c.failed, 0, "{c:?}");
         let expected = u128::from(c.moved_false) * u128::from(hold.0);
         assert_eq!(c.disagreement, expected, "{c:?}");
+        // Every moved key is split for the whole hold, the first from 20 s.
+        let split = c.longest_split.expect("a split");
+        assert_eq!((split.start, split.length), (s(20), hold), "{c:?}");
     }
     let eject = cell(&out.cells, DistributionKind::ModuloEject);
     let ketama = cell(&out.cells, DistributionKind::Ketama);

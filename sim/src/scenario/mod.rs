@@ -9,6 +9,8 @@ mod lockrpc_setup;
 mod membership_checks;
 mod placement_checks;
 mod placement_setup;
+mod swarm_checks;
+mod swarm_setup;
 mod validate;
 
 use std::fmt;
@@ -23,6 +25,11 @@ pub use lockrpc_setup::{
 };
 pub use placement_setup::{
     ClientOrder, PlacementSetup, DEFAULT_KEYS, MAX_KEYS, MAX_SERVERS, SERVER_PORT,
+};
+pub use swarm_setup::{
+    Bound, Bounds, Check, KindBounds, Property, PropertySetup, Strength, SwarmKind, SwarmSetup,
+    SwarmTables, DEFAULT_DETECT_FROM, DEFAULT_FAULTS_PER_RUN, DEFAULT_RATE, GRAIN,
+    MAX_FAULTS_PER_RUN,
 };
 pub use validate::{
     ScenarioError, MAX_DETECTOR_INSTANCES, MAX_DETECTOR_STATE_BYTES, MAX_NODES, MAX_RANDOM_FAULTS,

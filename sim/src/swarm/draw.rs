@@ -1,0 +1,378 @@
+//! Drawing one run's fault schedule, swarm-style (Groce, Zhang, Eide, Chen
+//! & Regehr, "Swarm Testing", ISSTA 2012): the run first enables each fault
+//! kind of the scenario with that kind's `rate` (at least one kind), then
+//! draws between `swarm.faults` fewest and most faults, each of an enabled
+//! kind, starting uniformly in `swarm.start`, on a uniformly drawn node or
+//! monitored link, lasting a log-uniform draw within its kind's duration
+//! bounds (faults from 100 ms to 40 s are as likely to be short as long),
+//! with a strength drawn within its bounds. Instants and durations are
+//! whole milliseconds ([`GRAIN`]), probabilities and capacities thousandths,
+//! so that the schedule reads back exactly from a scenario file.
+//!
+//! Everything comes from one stream of the run's seed
+//! (`Streams::swarm_schedule`), in a fixed order: the schedule is a function
+//! of the seed and the scenario alone, and the run's own streams are not
+//! touched, so the same faults written as `[[faults]]` replay the same run.
+
+use fdlab_protocol::Nanos;
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use crate::rng::Streams;
+use crate::scenario::{
+    Direction, Expect, Fault, FaultKind, PartitionMode, Scenario, SignedNanos, Strength,
+    SwarmSetup, Topology, GRAIN,
+};
+
+/// Probabilities and capacities are drawn to this many parts of one.
+pub const STRENGTH_STEPS: f64 = 1_000.0;
+
+/// One run's schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drawn {
+    /// The kinds this run enabled, in [`FaultKind::ALL`] order.
+    pub enabled: Vec<FaultKind>,
+    /// The faults, by start (ties in draw order); every one has `at`, its
+    /// `expect` and, but for restart and clock faults, a `duration`.
+    pub faults: Vec<Fault>,
+}
+
+/// The `expect` of a drawn fault: a crash must be detected; a pause or a
+/// partition that lasts at least `detect_from` too (a silent node is
+/// declared after some time, and a swarm must say after how long); every
+/// other fault must be tolerated.
+pub fn expect_for(kind: FaultKind, duration: Option<Nanos>, detect_from: Nanos) -> Expect {
+    match kind {
+        FaultKind::Crash => Expect::Detect,
+        FaultKind::Pause | FaultKind::Partition if duration.is_some_and(|d| d >= detect_from) => {
+            Expect::Detect
+        }
+        _ => Expect::Tolerate,
+    }
+}
+
+/// The kinds a swarm over `scenario` with `setup` draws from:
+/// `swarm.kinds` (in [`FaultKind::ALL`] order) or every kind its topology
+/// takes.
+pub fn kinds(scenario: &Scenario, setup: &SwarmSetup) -> Vec<FaultKind> {
+    let allowed = scenario.swarm_kinds();
+    match setup.kinds.as_ref() {
+        Some(listed) => allowed.into_iter().filter(|k| listed.contains(k)).collect(),
+        None => allowed,
+    }
+}
+
+/// The schedule of the run of `scenario` with `seed` under `setup` (see
+/// the module docs).
+pub fn draw(scenario: &Scenario, setup: &SwarmSetup, seed: u64) -> Drawn {
+    let mut rng = Streams::new(seed).swarm_schedule();
+    let kinds = kinds(scenario, setup);
+    let mut enabled: Vec<FaultKind> = kinds
+        .iter()
+        .copied()
+        .filter(|&k| {
+            let rate = setup.bounds(k).rate;
+            rng.random::<f64>() < rate
+        })
+        .collect();
+    if enabled.is_empty() {
+        // Groce et al. omit each feature with probability one half, but a
+        // run with none would test nothing: take one kind that can be on.
+        let possible: Vec<FaultKind> = kinds
+            .iter()
+            .copied()
+            .filter(|&k| setup.bounds(k).rate > 0.0)
+            .collect();
+        if !possible.is_empty() {
+            enabled.push(possible[rng.random_range(0..possible.len())]);
+        }
+    }
+    let mut faults = Vec::new();
+    if !enabled.is_empty() {
+        let [fewest, most] = setup.faults_per_run();
+        let count = rng.random_range(fewest..=most);
+        let window = setup.start_window(scenario.duration);
+        for _ in 0..count {
+            let kind = enabled[rng.random_range(0..enabled.len())];
+            faults.push(fault(scenario, setup, kind, window, &mut rng));
+        }
+    }
+    faults.sort_by_key(|f| f.at);
+    debug_assert!(faults.iter().all(|f| f.at.is_some()));
+    Drawn { enabled, faults }
+}
+
+/// One fault of `kind`, drawn in a fixed order: start, target, duration,
+/// strength, then direction and mode.
+fn fault(
+    scenario: &Scenario,
+    setup: &SwarmSetup,
+    kind: FaultKind,
+    window: [Nanos; 2],
+    rng: &mut ChaCha8Rng,
+) -> Fault {
+    let bounds = setup.bounds(kind);
+    let start = on_grain(
+        Nanos(rng.random_range(window[0].as_nanos()..=window[1].as_nanos())),
+        window,
+    );
+    let names = scenario.topology.node_names();
+    let mut f = Fault {
+        kind: Some(kind),
+        at: Some(start),
+        ..Fault::default()
+    };
+    match kind {
+        FaultKind::SlowLink | FaultKind::Loss => {
+            let (from, to) = link(scenario, rng);
+            f.from = Some(names[from as usize].clone());
+            f.to = Some(names[to as usize].clone());
+        }
+        FaultKind::Backpressure => f.node = Some(names[stage(scenario, rng) as usize].clone()),
+        FaultKind::TableOutage | FaultKind::SlowTable => {}
+        _ => f.node = Some(names[rng.random_range(0..names.len())].clone()),
+    }
+    f.duration = bounds.duration.map(|d| log_uniform(rng, d));
+    match bounds.strength {
+        Some(Strength::ExtraLatency(b)) => f.extra_latency = Some(log_uniform(rng, b)),
+        Some(Strength::Slowdown(b)) => f.slowdown = Some(log_uniform(rng, b)),
+        Some(Strength::Probability(b)) => f.probability = Some(uniform(rng, b)),
+        Some(Strength::Capacity(b)) => f.capacity = Some(uniform(rng, b)),
+        Some(Strength::Offset(b)) => {
+            let size = log_uniform(rng, b).as_nanos() as i64;
+            f.offset = Some(SignedNanos(if rng.random::<bool>() { size } else { -size }));
+        }
+        None => {}
+    }
+    if matches!(
+        kind,
+        FaultKind::Partition | FaultKind::SlowLink | FaultKind::Loss
+    ) && rng.random::<bool>()
+    {
+        f.direction = Some(Direction::OneWay);
+    }
+    if kind == FaultKind::Partition && rng.random::<bool>() {
+        f.mode = Some(PartitionMode::Hold);
+    }
+    f.expect = Some(expect_for(kind, f.duration, setup.detect_from()));
+    f
+}
+
+/// A monitored link, as (sender, receiver) node indices: in a dataflow, an
+/// upstream and one of its downstreams; in a placement scenario, a server
+/// and a client; otherwise any two nodes.
+fn link(scenario: &Scenario, rng: &mut ChaCha8Rng) -> (u32, u32) {
+    match (&scenario.topology, &scenario.placement) {
+        (Topology::Dataflow { layers }, _) => {
+            let pairs: u64 = layers
+                .windows(2)
+                .map(|w| u64::from(w[0]) * u64::from(w[1]))
+                .sum();
+            let mut k = rng.random_range(0..pairs);
+            let mut first = 0u32;
+            for w in layers.windows(2) {
+                let here = u64::from(w[0]) * u64::from(w[1]);
+                if k < here {
+                    let up = first + (k / u64::from(w[1])) as u32;
+                    let down = first + w[0] + (k % u64::from(w[1])) as u32;
+                    return (up, down);
+                }
+                k -= here;
+                first += w[0];
+            }
+            unreachable!("k is below the number of data links")
+        }
+        (Topology::Mesh { nodes, .. }, Some(p)) => {
+            let server = rng.random_range(0..p.servers);
+            let client = rng.random_range(p.servers..*nodes);
+            (server, client)
+        }
+        (Topology::Mesh { nodes, .. }, None) => {
+            let from = rng.random_range(0..*nodes);
+            let other = rng.random_range(0..nodes - 1);
+            (from, if other >= from { other + 1 } else { other })
+        }
+    }
+}
+
+/// A stage that serves frames (not a source), for a backpressure fault.
+fn stage(scenario: &Scenario, rng: &mut ChaCha8Rng) -> u32 {
+    match &scenario.topology {
+        Topology::Dataflow { layers } => {
+            let sources = layers[0];
+            let total: u32 = layers.iter().sum();
+            rng.random_range(sources..total)
+        }
+        Topology::Mesh { nodes, .. } => rng.random_range(0..*nodes),
+    }
+}
+
+/// `t` down to the grain, kept within `bounds`.
+pub fn on_grain(t: Nanos, bounds: [Nanos; 2]) -> Nanos {
+    let g = GRAIN.as_nanos();
+    Nanos(t.as_nanos() / g * g).clamp(bounds[0], bounds[1])
+}
+
+/// A log-uniform draw in `bounds`, rounded to the grain.
+fn log_uniform(rng: &mut ChaCha8Rng, bounds: [Nanos; 2]) -> Nanos {
+    let [lo, hi] = bounds;
+    let u: f64 = rng.random();
+    if lo >= hi {
+        return lo;
+    }
+    let (a, b) = (libm::log(lo.as_nanos_f64()), libm::log(hi.as_nanos_f64()));
+    let x = libm::exp(a + u * (b - a));
+    let g = GRAIN.as_nanos_f64();
+    Nanos::from_nanos_f64(libm::round(x / g) * g).clamp(lo, hi)
+}
+
+/// A uniform draw in `bounds`, rounded to thousandths.
+fn uniform(rng: &mut ChaCha8Rng, bounds: [f64; 2]) -> f64 {
+    let [lo, hi] = bounds;
+    let u: f64 = rng.random();
+    let x = lo + u * (hi - lo);
+    (libm::round(x * STRENGTH_STEPS) / STRENGTH_STEPS).clamp(lo, hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{DetectorSetup, Network, Workload};
+    use crate::valid::ValidScenario;
+    use fdlab_protocol::decay::DataflowDecayConfig;
+    use fdlab_protocol::DetectorConfig;
+    use proptest::prelude::*;
+
+    fn pipeline() -> Scenario {
+        Scenario {
+            name: "p".into(),
+            description: String::new(),
+            duration: Nanos::from_secs(120),
+            seeds: 1,
+            topology: Topology::Dataflow {
+                layers: vec![2, 3, 1],
+            },
+            network: Network::default(),
+            workload: Workload::default(),
+            detectors: vec![DetectorSetup {
+                name: "decay".into(),
+                config: DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
+            }],
+            faults: Vec::new(),
+            random_faults: Vec::new(),
+            clocks: Vec::new(),
+            membership: None,
+            placement: None,
+            lockrpc: None,
+        }
+    }
+
+    #[test]
+    fn long_silences_are_detected_and_the_rest_tolerated() {
+        let from = Nanos::from_secs(10);
+        let d = |s| Some(Nanos::from_secs(s));
+        assert_eq!(expect_for(FaultKind::Crash, d(1), from), Expect::Detect);
+        assert_eq!(expect_for(FaultKind::Pause, d(10), from), Expect::Detect);
+        assert_eq!(expect_for(FaultKind::Pause, d(9), from), Expect::Tolerate);
+        assert_eq!(
+            expect_for(FaultKind::Partition, d(30), from),
+            Expect::Detect
+        );
+        assert_eq!(expect_for(FaultKind::Loss, d(30), from), Expect::Tolerate);
+        assert_eq!(expect_for(FaultKind::Clock, None, from), Expect::Tolerate);
+    }
+
+    #[test]
+    fn links_are_data_links_of_a_dataflow() {
+        let s = pipeline();
+        let mut rng = Streams::new(3).swarm_schedule();
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..2_000 {
+            seen.insert(link(&s, &mut rng));
+        }
+        // Layers [2, 3, 1]: s0.* -> s1.* (6 links), s1.* -> s2.0 (3 links).
+        let expected: std::collections::BTreeSet<(u32, u32)> = (0..2)
+            .flat_map(|u| (2..5).map(move |d| (u, d)))
+            .chain((2..5).map(|u| (u, 5)))
+            .collect();
+        assert_eq!(seen, expected);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The same seed draws the same schedule, every drawn fault is
+        /// within its kind's bounds and the start window, and the scenario
+        /// with the schedule is valid.
+        #[test]
+        fn draws_are_deterministic_and_within_bounds(
+            seed in any::<u64>(),
+            fewest in 0u32..4,
+            extra in 1u32..8,
+            pause_min in 1u64..5_000,
+            rate in 0.0f64..=1.0,
+        ) {
+            let mut swarm = SwarmSetup {
+                faults: Some([fewest, fewest + extra]),
+                start: Some([Nanos::from_secs(5), Nanos::from_secs(100)]),
+                ..SwarmSetup::default()
+            };
+            swarm.pause = Some(crate::scenario::KindBounds {
+                rate: Some(rate),
+                duration: Some([Nanos::from_millis(pause_min), Nanos::from_secs(40)]),
+                ..Default::default()
+            });
+            let s = pipeline();
+            let a = draw(&s, &swarm, seed);
+            prop_assert_eq!(&a, &draw(&s, &swarm, seed));
+            prop_assert!(!a.enabled.is_empty());
+            let n = a.faults.len() as u32;
+            prop_assert!(n >= fewest && n <= fewest + extra, "{} faults", n);
+            let mut last = Nanos::ZERO;
+            for f in &a.faults {
+                let kind = f.kind.unwrap();
+                prop_assert!(a.enabled.contains(&kind));
+                let at = f.at.unwrap();
+                prop_assert!(at >= Nanos::from_secs(5) && at <= Nanos::from_secs(100));
+                prop_assert!(at >= last);
+                last = at;
+                let b = swarm.bounds(kind);
+                match (b.duration, f.duration) {
+                    (Some([lo, hi]), Some(d)) => prop_assert!(d >= lo && d <= hi, "{:?}", f),
+                    (None, None) => {}
+                    other => prop_assert!(false, "{:?}", other),
+                }
+                match b.strength {
+                    Some(Strength::ExtraLatency([lo, hi])) => {
+                        let x = f.extra_latency.unwrap();
+                        prop_assert!(x >= lo && x <= hi);
+                    }
+                    Some(Strength::Slowdown([lo, hi])) => {
+                        let x = f.slowdown.unwrap();
+                        prop_assert!(x >= lo && x <= hi);
+                    }
+                    Some(Strength::Probability([lo, hi])) => {
+                        let x = f.probability.unwrap();
+                        prop_assert!(x >= lo && x <= hi);
+                    }
+                    Some(Strength::Capacity([lo, hi])) => {
+                        let x = f.capacity.unwrap();
+                        prop_assert!(x >= lo && x <= hi);
+                    }
+                    Some(Strength::Offset([lo, hi])) => {
+                        let x = Nanos(f.offset.unwrap().0.unsigned_abs());
+                        prop_assert!(x >= lo && x <= hi);
+                    }
+                    None => {}
+                }
+                prop_assert_eq!(
+                    f.expect,
+                    Some(expect_for(kind, f.duration, swarm.detect_from()))
+                );
+            }
+            let mut run = s.clone();
+            run.faults = a.faults.clone();
+            prop_assert!(ValidScenario::new(run).is_ok());
+        }
+    }
+}
