@@ -25,6 +25,7 @@ pub mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod scores;
+pub mod small_queue;
 pub mod stats;
 pub mod topology;
 pub mod valid;
