@@ -8,6 +8,12 @@
 //! and therefore its timelines, are exactly those of the whole run (a test
 //! compares them); only the interleaving of different pairs' events changes.
 //! A replay is never split, so its event log keeps the one global order.
+//!
+//! Such a run goes further: each pair is simulated on its own, one after
+//! another within a part, on a [`SmallQueue`] of its few pending events
+//! instead of the part's timing wheel. A pair's state (its detectors, its
+//! random streams, its two nodes) then stays in the core's first-level
+//! cache for its whole run, and the queue is a short sorted array.
 
 use std::ops::Range;
 
@@ -19,7 +25,9 @@ use super::Simulation;
 use crate::faults::Action;
 use crate::outcome::RunOutcome;
 use crate::plan::RunPlan;
+use crate::queue::EventQueue;
 use crate::scores::ScoreSampler;
+use crate::small_queue::SmallQueue;
 use crate::valid::ValidScenario;
 
 /// Detector state a part of a split run aims to keep (bytes): small enough
@@ -41,17 +49,22 @@ pub fn part_count(scenario: &ValidScenario, seed: u64) -> usize {
     parts(&RunPlan::build(scenario, seed), false).len()
 }
 
-/// The ranges of monitored pairs a run can be split into, each simulated on
-/// its own (in parallel when threads are free).
-fn parts(plan: &RunPlan<'_>, logged: bool) -> Vec<Range<usize>> {
-    let n = plan.pairs().len();
-    let coupled = !plan.layout().links.is_empty()
+/// Whether the run's monitored pairs interact (see the module comment):
+/// through data links, or a degraded node's queue.
+fn coupled(plan: &RunPlan<'_>) -> bool {
+    !plan.layout().links.is_empty()
         || plan
             .schedule()
             .actions
             .iter()
-            .any(|(_, a)| matches!(a, Action::DegradeStart { .. }));
-    if logged || coupled || n == 0 {
+            .any(|(_, a)| matches!(a, Action::DegradeStart { .. }))
+}
+
+/// The ranges of monitored pairs a run can be split into, each simulated on
+/// its own (in parallel when threads are free).
+fn parts(plan: &RunPlan<'_>, logged: bool) -> Vec<Range<usize>> {
+    let n = plan.pairs().len();
+    if logged || coupled(plan) || n == 0 {
         return std::iter::once(0..n).collect();
     }
     let per_pair: u64 = plan
@@ -88,15 +101,38 @@ pub fn run(scenario: &ValidScenario, seed: u64, log: bool) -> RunResult {
         return run_whole(&plan, replay);
     }
     let ranges = parts(&plan, false);
-    let simulate = |(i, range): (usize, &Range<usize>)| {
-        Simulation::new(&plan, range.clone(), i == 0, Quiet).run()
+    let coupled = coupled(&plan);
+    let simulate = |range: &Range<usize>| {
+        if coupled {
+            Simulation::new(&plan, range.clone(), Quiet, EventQueue::new()).run()
+        } else {
+            run_pairs(&plan, range.clone())
+        }
     };
     let results: Vec<Part> = if ranges.len() == 1 {
-        ranges.iter().enumerate().map(simulate).collect()
+        ranges.iter().map(simulate).collect()
     } else {
-        ranges.par_iter().enumerate().map(simulate).collect()
+        ranges.par_iter().map(simulate).collect()
     };
     assemble(&plan, results)
+}
+
+/// The pairs `range` of a run whose pairs do not interact, each simulated
+/// on its own (see the module comment), joined in pair order.
+fn run_pairs(plan: &RunPlan<'_>, range: Range<usize>) -> Part {
+    let mut part = Part {
+        pairs: Vec::with_capacity(range.len()),
+        events: 0,
+        log: None,
+        range: range.clone(),
+    };
+    for p in range {
+        let one = Simulation::new(plan, p..p + 1, Quiet, SmallQueue::new()).run();
+        debug_assert_eq!(one.range.start, p);
+        part.pairs.extend(one.pairs);
+        part.events += one.events;
+    }
+    part
 }
 
 /// [`run`] with the event log, also sampling the detector scores of the
@@ -118,6 +154,6 @@ pub fn run_with_scores(
 /// One pass over every pair.
 fn run_whole<O: Observer>(plan: &RunPlan<'_>, observer: O) -> RunResult {
     let all = 0..plan.pairs().len();
-    let part = Simulation::new(plan, all, true, observer).run();
+    let part = Simulation::new(plan, all, observer, EventQueue::new()).run();
     assemble(plan, vec![part])
 }

@@ -14,6 +14,7 @@ use fdlab_protocol::{FailureDetector, Nanos};
 use super::ids::{IdVec, NodeId, PairId, SlotId};
 use super::observer::Observer;
 use super::{Event, Simulation};
+use crate::queue::Queue;
 
 /// A slot's next deadline in true time, as last computed, in one word: a
 /// pair's timer scans its slots' deadlines on every firing (a sweep puts a
@@ -66,7 +67,7 @@ pub(super) struct Timers {
     pub(super) serving: Option<PairId>,
 }
 
-impl<O: Observer> Simulation<'_, O> {
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     /// The pair's timer: every detector whose deadline has come gets its
     /// timeout, in detector order; the others keep theirs. While the monitor
     /// is paused, a timeout that came waits in its backlog instead, in time
