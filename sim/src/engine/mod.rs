@@ -30,11 +30,13 @@
 //! | `build.rs` | a run's state from its plan |
 //! | `outcome.rs` | timelines and counts at the end of a run |
 //! | `split.rs` | the public entry points; parts of a run that can run apart |
+//! | `fast.rs` | the run loop of a pair simulated on its own, with its fast path |
 //! | `observer.rs` | the replay's event log and score sampling |
 //! | `ids.rs` | typed indices of all of the above |
 
 mod build;
 mod data_plane;
+mod fast;
 mod faults;
 mod ids;
 mod liveness;

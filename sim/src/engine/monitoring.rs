@@ -103,6 +103,16 @@ impl Monitors<'_> {
         s.bytes += bytes;
     }
 
+    /// Notes a slot's new verdict at `now`.
+    #[inline(always)]
+    pub(super) fn note_change(&mut self, slot: SlotId, now: Nanos, verdict: Verdict) {
+        self.slots[slot].verdict = verdict;
+        self.changes.push((slot, now, verdict));
+        if self.changes.len() == CHANGE_BATCH {
+            self.file_changes();
+        }
+    }
+
     /// Moves the logged verdict changes to their slots' timelines.
     pub(super) fn file_changes(&mut self) {
         for (slot, time, verdict) in self.changes.drain(..) {
@@ -184,13 +194,8 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
 
     #[inline(never)]
     fn verdict_changed(&mut self, slot: SlotId, verdict: Verdict) {
-        let s = &mut self.mon.slots[slot];
-        s.verdict = verdict;
-        let det = s.det;
-        self.mon.changes.push((slot, self.now, verdict));
-        if self.mon.changes.len() == CHANGE_BATCH {
-            self.mon.file_changes();
-        }
+        self.mon.note_change(slot, self.now, verdict);
+        let det = self.mon.slots[slot].det;
         let (m, t) = self.mon.slot_nodes(slot);
         self.log("verdict", m, Some(t), Some(det), || verdict.as_str().into());
     }

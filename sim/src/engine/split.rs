@@ -127,7 +127,7 @@ fn run_pairs(plan: &RunPlan<'_>, range: Range<usize>) -> Part {
         range: range.clone(),
     };
     for p in range {
-        let one = Simulation::new(plan, p..p + 1, Quiet, SmallQueue::new()).run();
+        let one = Simulation::new(plan, p..p + 1, Quiet, SmallQueue::new()).run_pair();
         debug_assert_eq!(one.range.start, p);
         part.pairs.extend(one.pairs);
         part.events += one.events;
