@@ -1,34 +1,63 @@
-//! A queue for a handful of pending events: a few cells, in the same
-//! order as [`crate::queue::EventQueue`] (`(time, class, insertion
-//! sequence)`).
+//! A queue for a handful of pending events: eight cells and a heap for
+//! any more, in the same order as [`crate::queue::EventQueue`] (`(time,
+//! class, insertion sequence)`).
 //!
 //! One monitored pair simulated on its own has a few events pending at a
 //! time (its heartbeat ticks, the datagrams in flight, its timer): the
 //! timing wheel's 4,096 slots and bitmaps are then mostly empty space to
-//! walk and keep in cache, while a few cells make a push a store into the
-//! first free one and a pop one pass over them for the earliest key. Its
-//! cost grows with the number pending, so it suits a pair, not a mesh.
+//! walk and keep in cache, while here a push is a store into the first
+//! free cell and a pop one pass over the occupied ones (a bit each in one
+//! byte) for the earliest key. More than [`CELLS`] pending (a long pause's
+//! backlog let go at once) wait in a binary heap, merged in at each pop.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 use crate::queue::{Queue, LAST_CLASS};
 
-/// A free cell's time and sequence: `(time, sequence)` above every real
-/// one (a sequence number never reaches it).
-const FREE: u64 = u64::MAX;
+/// Cells kept inline: a pair's tick, timer and a few datagrams in flight.
+pub const CELLS: usize = 8;
+
+/// An item beyond the cells, with its key.
+struct Far<T> {
+    key: u128,
+    item: T,
+}
+
+impl<T> PartialEq for Far<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl<T> Eq for Far<T> {}
+impl<T> PartialOrd for Far<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Far<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key.cmp(&other.key)
+    }
+}
 
 /// A monotone queue of `T` by time, for a few items at once.
 ///
-/// Times and sequence numbers are kept in arrays of their own, each read
-/// as it was written (one 64-bit word): a key as one `u128` was stored in
-/// two halves and read back whole by the search for a free cell, which
-/// then waited for the stores (a failed store-to-load forwarding, 5% of a
-/// large mesh's run).
+/// A cell's time and sequence number are kept in arrays of their own, each
+/// read as it was written (one 64-bit word): a key stored in two halves
+/// and read back whole made the next access wait for the stores (a failed
+/// store-to-load forwarding, 5% of a large mesh's run). An item stays in
+/// its cell until it is popped, never moved, for the same reason: the
+/// pair's next event is nearly always one it pushed an event or two before.
 pub struct SmallQueue<T> {
-    times: Vec<u64>,
-    /// With [`LAST_CLASS`] set for [`Queue::push_last`]; [`FREE`] for an
-    /// empty cell.
-    seqs: Vec<u64>,
+    times: [u64; CELLS],
+    /// With [`LAST_CLASS`] set for [`Queue::push_last`].
+    seqs: [u64; CELLS],
+    /// The cells' items (as many as were ever used at once).
     items: Vec<T>,
-    len: usize,
+    /// Bit `i` set when cell `i` holds an item.
+    used: u8,
+    far: BinaryHeap<Reverse<Far<T>>>,
     seq: u64,
     /// Time of the last item popped: nothing is due before it.
     floor: u64,
@@ -40,48 +69,64 @@ impl<T: Copy> Default for SmallQueue<T> {
     }
 }
 
+/// `(time, sequence)` as one number: one comparison orders two items.
+#[inline(always)]
+fn key(time: u64, seq: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(seq)
+}
+
 impl<T: Copy> SmallQueue<T> {
     pub fn new() -> SmallQueue<T> {
         SmallQueue {
-            times: Vec::with_capacity(8),
-            seqs: Vec::with_capacity(8),
-            items: Vec::with_capacity(8),
-            len: 0,
+            times: [0; CELLS],
+            seqs: [0; CELLS],
+            items: Vec::with_capacity(CELLS),
+            used: 0,
+            far: BinaryHeap::new(),
             seq: 0,
             floor: 0,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.used.count_ones() as usize + self.far.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.used == 0 && self.far.is_empty()
     }
 
-    /// Puts an item in the first free cell. An item stays in its cell until
-    /// it is popped, never moved: the pair's next event is nearly always
-    /// one it pushed an event or two earlier, and a load of an item that a
-    /// shift had just copied with wider stores waited for the copy (a
-    /// store-forwarding stall, a tenth of a pair's loop in the profile).
+    /// Puts an item in the first free cell, or beyond the cells.
     #[inline(always)]
     fn insert(&mut self, time: u64, seq: u64, item: T) {
-        debug_assert!(seq != FREE);
         let time = time.max(self.floor);
-        self.len += 1;
-        match self.seqs.iter().position(|&s| s == FREE) {
-            Some(cell) => {
-                self.times[cell] = time;
-                self.seqs[cell] = seq;
-                self.items[cell] = item;
-            }
-            None => {
-                self.times.push(time);
-                self.seqs.push(seq);
-                self.items.push(item);
-            }
+        let cell = self.used.trailing_ones() as usize;
+        if cell == CELLS {
+            let key = key(time, seq);
+            self.far.push(Reverse(Far { key, item }));
+            return;
         }
+        self.used |= 1 << cell;
+        self.times[cell] = time;
+        self.seqs[cell] = seq;
+        if cell < self.items.len() {
+            self.items[cell] = item;
+        } else {
+            self.items.push(item);
+        }
+    }
+
+    /// The earliest item beyond the cells, when it comes before `min`.
+    #[cold]
+    #[inline(never)]
+    fn pop_far(&mut self, min: u128) -> Option<(u64, T)> {
+        if self.far.peek().is_none_or(|Reverse(f)| f.key > min) {
+            return None;
+        }
+        let Reverse(far) = self.far.pop()?;
+        let time = (far.key >> 64) as u64;
+        self.floor = time;
+        Some((time, far.item))
     }
 }
 
@@ -98,27 +143,31 @@ impl<T: Copy> Queue<T> for SmallQueue<T> {
         self.insert(time, self.seq | LAST_CLASS, item);
     }
 
-    /// The earliest item: a pass over the cells (a few), free ones last.
+    /// The earliest item: a pass over the occupied cells (a few).
     #[inline(always)]
     fn pop(&mut self) -> Option<(u64, T)> {
-        if self.len == 0 {
-            return None;
-        }
-        let key = |i: usize| (u128::from(self.times[i]) << 64) | u128::from(self.seqs[i]);
-        let mut cell = 0;
-        let mut min = key(0);
-        for i in 1..self.seqs.len() {
-            let k = key(i);
+        let mut min = u128::MAX;
+        let mut cell = CELLS;
+        let mut bits = self.used;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize % CELLS;
+            bits &= bits - 1;
+            let k = key(self.times[i], self.seqs[i]);
             if k < min {
                 min = k;
                 cell = i;
             }
         }
-        debug_assert!(self.seqs[cell] != FREE);
-        let time = self.times[cell];
-        self.times[cell] = FREE;
-        self.seqs[cell] = FREE;
-        self.len -= 1;
+        if !self.far.is_empty() {
+            if let Some(popped) = self.pop_far(min) {
+                return Some(popped);
+            }
+        }
+        if cell == CELLS {
+            return None;
+        }
+        self.used &= !(1 << cell);
+        let time = (min >> 64) as u64;
         self.floor = time;
         Some((time, self.items[cell]))
     }
