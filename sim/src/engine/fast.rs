@@ -14,7 +14,9 @@
 //! Everything else (timers, faults, events of a paused or crashed node,
 //! probes, partitions, link faults) goes to [`Simulation::dispatch`].
 
-use fdlab_protocol::{FailureDetector, Nanos, Verdict};
+use std::ops::Range;
+
+use fdlab_protocol::{FailureDetector, Nanos};
 use rand::RngExt;
 
 use super::ids::{NodeId, PairId, SlotId, StreamId};
@@ -43,6 +45,28 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
         // A heartbeat makes a probing detector (a two-stage one may both
         // take heartbeats and probe) send its probes: the general path.
         let probing = self.mon.dets.iter().any(|d| d.probes);
+        // Each stream's slots as one span of the pair's (they are, unless
+        // detectors of another interval come between its own): the fast
+        // handlers walk a span without an index per slot.
+        let spans: Vec<Range<usize>> = self
+            .hb
+            .streams
+            .iter()
+            .map(|st| {
+                let first = st.slots[0].ix();
+                let contiguous = st
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .all(|(i, s)| s.ix() == first + i);
+                if contiguous {
+                    first..first + st.slots.len()
+                } else {
+                    0..0
+                }
+            })
+            .collect();
+        let fast = !probing && spans.iter().all(|s| !s.is_empty());
         self.start();
         let end = self.scenario.duration.as_nanos();
         while let Some((time, event)) = self.queue.pop() {
@@ -53,17 +77,27 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
             self.now = Nanos(time);
             self.popped += 1;
             match event {
-                Event::HeartbeatTick { stream, gen } if plain && self.runs_now(t) => {
-                    self.fast_tick(stream, gen, t);
+                Event::HeartbeatTick { stream, gen } if plain && fast && self.runs_now(t) => {
+                    self.fast_tick(stream, gen, t, spans[stream.ix()].clone());
                 }
                 Event::Arrive {
                     msg: Msg::Heartbeat { stream },
-                } if !probing && self.runs_now(m) => self.fast_arrive(stream, m),
-                _ => self.dispatch(event),
+                } if fast && self.runs_now(m) => {
+                    self.fast_arrive(m, spans[stream.ix()].clone());
+                }
+                _ => self.dispatch_other(event),
             }
         }
         self.now = Nanos(end);
         self.finish()
+    }
+
+    /// Every other event, out of line: inlined, the general dispatch of every
+    /// kind made the loop one large function whose fast handlers kept
+    /// spilling their registers.
+    #[inline(never)]
+    fn dispatch_other(&mut self, event: Event) {
+        self.dispatch(event);
     }
 
     /// Whether node `n` handles its events as they come: the fast case of
@@ -74,13 +108,14 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
         node.status == Status::Up && node.slowdown.is_zero() && self.now >= node.busy_until
     }
 
-    /// [`Simulation::heartbeat_tick`] of a plain pair's stream, sent by its
-    /// target `t` (which is up): the count, the loss draw and the latency
-    /// of [`Simulation::send`] and [`Simulation::transmit_datagram`] with no
-    /// partition or link fault, and the next tick. The state is borrowed
-    /// field by field, so that nothing is read again after a call.
+    /// [`Simulation::heartbeat_tick`] of a plain pair's stream, whose slots
+    /// are `span`, sent by its target `t` (which is up): the count, the loss
+    /// draw and the latency of [`Simulation::send`] and
+    /// [`Simulation::transmit_datagram`] with no partition or link fault,
+    /// and the next tick. The state is borrowed field by field, so that
+    /// nothing is read again after a call.
     #[inline(always)]
-    fn fast_tick(&mut self, stream: StreamId, gen: u32, t: NodeId) {
+    fn fast_tick(&mut self, stream: StreamId, gen: u32, t: NodeId, span: Range<usize>) {
         let now = self.now;
         let Simulation {
             hb,
@@ -94,8 +129,9 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
         if st.gen != gen {
             return;
         }
-        for &slot in &st.slots {
-            mon.count(slot, LIVENESS_MESSAGE_BYTES);
+        for s in &mut mon.slots.as_mut_slice()[span] {
+            s.messages += 1;
+            s.bytes += LIVENESS_MESSAGE_BYTES;
         }
         let keep = 1.0 - scenario.network.loss;
         let rng = &mut hb.rngs[stream];
@@ -110,49 +146,58 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
     }
 
     /// [`Simulation::arrive`] of a heartbeat at its monitor `m` (which is
-    /// up): every slot it serves takes it, then what
+    /// up), for the slots `span` of its stream: each takes it, then what
     /// [`Simulation::after_input`] does for a detector that does not probe
     /// (the verdict, the deadline, the pair's timer, outside a firing).
     #[inline(always)]
-    fn fast_arrive(&mut self, stream: StreamId, m: NodeId) {
+    fn fast_arrive(&mut self, m: NodeId, span: Range<usize>) {
         let now = self.now;
         let clock = self.nodes[m].clock;
         let local = clock.local(now);
         let Simulation {
-            hb,
-            mon,
-            timers,
-            queue,
-            ..
+            mon, timers, queue, ..
         } = self;
         debug_assert!(timers.serving.is_none());
-        for &slot in &hb.streams[stream].slots {
-            debug_assert!(!mon.dets[mon.slots[slot].det as usize].probes);
-            let detector = &mut mon.detectors[slot];
+        let (first, len) = (span.start, span.len());
+        let slots = &mut mon.slots.as_mut_slice()[span.clone()];
+        let detectors = &mut mon.detectors.as_mut_slice()[span];
+        // Verdict changes are rare: noted after the pass, in slot order.
+        let mut changed = 0u64;
+        for (i, (s, detector)) in slots.iter_mut().zip(detectors).enumerate() {
             detector.handle_heartbeat(local);
             let verdict = detector.verdict();
-            let local_due = detector.poll_timeout();
-            if verdict != mon.slots[slot].verdict {
-                changed(mon, slot, now, verdict);
-            }
-            let s = &mut mon.slots[slot];
-            let Some(local_due) = local_due else {
+            changed |= u64::from(verdict != s.verdict) << (i % 64);
+            let Some(local_due) = detector.poll_timeout() else {
                 s.deadline = Deadline::NEVER;
                 continue;
             };
             let due = clock.true_at(local_due, now);
             s.deadline = Deadline::at(due);
-            let pair = s.pair;
-            if let Some(gen) = timers.pairs[pair].arm(due, false) {
+            if let Some(gen) = timers.pairs[s.pair].arm(due, false) {
+                let pair = s.pair;
                 queue.push_last(due.as_nanos(), Event::PairTimer { pair, gen });
             }
+        }
+        if changed != 0 {
+            note_changes(mon, first..first + len, changed, now);
         }
     }
 }
 
-/// A verdict change on the fast path (rare: out of line).
+/// The verdict changes of the slots `span.start + i` for each bit `i` of
+/// `changed` (rare: out of line). A span of more than 64 slots (a sweep's)
+/// looks at every slot whose position has a set bit's residue.
 #[cold]
 #[inline(never)]
-fn changed(mon: &mut Monitors<'_>, slot: SlotId, now: Nanos, verdict: Verdict) {
-    mon.note_change(slot, now, verdict);
+fn note_changes(mon: &mut Monitors<'_>, span: Range<usize>, changed: u64, now: Nanos) {
+    for (i, slot) in span.enumerate() {
+        if changed & (1 << (i % 64)) == 0 {
+            continue;
+        }
+        let slot = SlotId::from(slot);
+        let verdict = mon.detectors[slot].verdict();
+        if verdict != mon.slots[slot].verdict {
+            mon.note_change(slot, now, verdict);
+        }
+    }
 }
