@@ -67,7 +67,7 @@ pub use data_plane::{BACKPRESSURE_SHARE, STREAM_HEARTBEAT_BYTES};
 pub use liveness::LIVENESS_MESSAGE_BYTES;
 pub use nodes::DEGRADED_HEALTH_SCORE;
 pub use observer::LogRecord;
-pub use split::{part_count, run, run_with_scores, RunResult, PART_STATE_BYTES};
+pub use split::{part_count, run, run_with_scores, RunResult, MAX_PART_PAIRS, MIN_PARTS};
 
 /// What the queue holds: each kind names the thing that owns it.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -9,11 +9,13 @@
 //! compares them); only the interleaving of different pairs' events changes.
 //! A replay is never split, so its event log keeps the one global order.
 //!
-//! Such a run goes further: each pair is simulated on its own, one after
-//! another within a part, on a [`SmallQueue`] of its few pending events
-//! instead of the part's timing wheel. A pair's state (its detectors, its
-//! random streams, its two nodes) then stays in the core's first-level
-//! cache for its whole run, and the queue is a short sorted array.
+//! Such a run is split into parts of pairs (units of work for rayon's
+//! threads), and each pair of a part is simulated on its own, one after
+//! another, on a [`SmallQueue`] of its few pending events instead of a
+//! timing wheel, by the loop of [`super::fast`]. A pair's state (its
+//! detectors, its random streams, its two nodes) then stays in the core's
+//! first-level cache for its whole run, and a part's state is that of one
+//! pair whatever the size of the mesh.
 
 use std::ops::Range;
 
@@ -30,15 +32,13 @@ use crate::scores::ScoreSampler;
 use crate::small_queue::SmallQueue;
 use crate::valid::ValidScenario;
 
-/// Detector state a part of a split run aims to keep (bytes): small enough
-/// that a part's detectors, sample windows included, stay in a core's
-/// private cache while its events run, instead of every event touching a
-/// different corner of a large mesh's state.
-pub const PART_STATE_BYTES: u64 = 256 << 10;
-
-/// Host-side bytes per detector slot (slot, random stream, timeline), for
-/// sizing parts.
-const SLOT_OVERHEAD_BYTES: u64 = 512;
+/// A run split into parts (see [`run`]) makes at least this many, when it
+/// has as many pairs: enough for every thread to take several and finish
+/// together with the others.
+pub const MIN_PARTS: usize = 64;
+/// Most pairs in one part: a part is a unit of work for a thread, a few
+/// milliseconds to a second of simulation.
+pub const MAX_PART_PAIRS: usize = 256;
 
 /// What one run returns: its outcome, and its event log when asked for.
 pub type RunResult = (RunOutcome, Option<Vec<LogRecord>>);
@@ -67,13 +67,7 @@ fn parts(plan: &RunPlan<'_>, logged: bool) -> Vec<Range<usize>> {
     if logged || coupled(plan) || n == 0 {
         return std::iter::once(0..n).collect();
     }
-    let per_pair: u64 = plan
-        .scenario()
-        .detectors
-        .iter()
-        .map(|d| d.config.memory_estimate() + SLOT_OVERHEAD_BYTES)
-        .sum();
-    let size = (PART_STATE_BYTES / per_pair.max(1)).max(1) as usize;
+    let size = (n / MIN_PARTS).clamp(1, MAX_PART_PAIRS);
     (0..n)
         .step_by(size)
         .map(|start| start..(start + size).min(n))
@@ -83,10 +77,9 @@ fn parts(plan: &RunPlan<'_>, logged: bool) -> Vec<Range<usize>> {
 /// Runs `scenario` with `seed`; `log` also returns the replay's event log.
 ///
 /// A run without a log whose monitored pairs do not interact (see the
-/// module comment) is split into parts of a few hundred KiB of detector
-/// state, run in parallel on rayon's pool and joined in pair order: the
-/// outcome is the one a single pass gives, but a large mesh then runs from
-/// the cache rather than from memory.
+/// module comment) is split into parts of a few pairs to [`MAX_PART_PAIRS`],
+/// run in parallel on rayon's pool, each pair on its own, and joined in
+/// pair order: the outcome is the one a single pass gives.
 pub fn run(scenario: &ValidScenario, seed: u64, log: bool) -> RunResult {
     debug_assert!(
         !scenario.is_membership(),
