@@ -116,6 +116,31 @@ impl<T: Copy> SmallQueue<T> {
         }
     }
 
+    /// Takes an item due at `time` out of turn, without queueing it: when,
+    /// pushed now, it would be the next to pop, this uses up the sequence
+    /// number it would have had (later items are numbered as if it had been
+    /// pushed and popped) and returns true, and the caller handles it at
+    /// once; otherwise it changes nothing.
+    #[inline(always)]
+    pub fn take_if_next(&mut self, time: u64) -> bool {
+        let time = time.max(self.floor);
+        let mine = key(time, self.seq + 1);
+        let mut bits = self.used;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize % CELLS;
+            bits &= bits - 1;
+            if key(self.times[i], self.seqs[i]) < mine {
+                return false;
+            }
+        }
+        if self.far.peek().is_some_and(|Reverse(f)| f.key < mine) {
+            return false;
+        }
+        self.seq += 1;
+        self.floor = time;
+        true
+    }
+
     /// The earliest item beyond the cells, when it comes before `min`.
     #[cold]
     #[inline(never)]
@@ -181,14 +206,29 @@ mod tests {
 
     proptest! {
         /// Same order as the timing wheel, under interleaved pushes of both
-        /// classes (some before the last pop) and pops, at every time scale.
+        /// classes (some before the last pop), pops and items taken out of
+        /// turn, at every time scale.
         #[test]
-        fn matches_the_timing_wheel(ops in proptest::collection::vec((0u8..3, 0u64..100_000_000_000, 0u8..10, any::<bool>()), 1..500)) {
+        fn matches_the_timing_wheel(ops in proptest::collection::vec((0u8..4, 0u64..100_000_000_000, 0u8..10, any::<bool>()), 1..500)) {
             let mut q = SmallQueue::new();
             let mut wheel = EventQueue::new();
             let mut now = 0u64;
             let mut id = 0u64;
             for (op, delta, scale, past) in ops {
+                if op == 3 {
+                    // Out of turn: taken only when it is the next item (the
+                    // wheel, given it too, pops it at once), else queued.
+                    let time = now + delta / 10u64.pow(u32::from(scale));
+                    id += 1;
+                    Queue::push(&mut wheel, time, id);
+                    if q.take_if_next(time) {
+                        prop_assert_eq!(wheel.pop(), Some((time, id)));
+                        now = time;
+                    } else {
+                        q.push(time, id);
+                    }
+                    continue;
+                }
                 if op == 0 {
                     let got = q.pop();
                     prop_assert_eq!(got, wheel.pop());
