@@ -10,7 +10,10 @@
 //! Each fast handler does what the general one does for that case, in the
 //! same order and with the same draws, so a pair's events, timelines and
 //! counts are those of the general loop (the tests compare every pair of a
-//! split run with the traced whole run, which never takes this path).
+//! split run with the traced whole run, which never takes this path). A
+//! heartbeat that arrives before every other event of its pair is handled
+//! as soon as it is sent, without a trip through the queue, with the
+//! sequence number it would have had there.
 //! Everything else (timers, faults, events of a paused or crashed node,
 //! probes, partitions, link faults) goes to [`Simulation::dispatch`].
 
