@@ -9,6 +9,7 @@ mod out;
 mod bench;
 mod bench_cluster;
 mod bench_lockrpc;
+mod bench_mesh;
 mod bench_placement;
 mod bench_swarm;
 mod budget;

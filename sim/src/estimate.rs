@@ -18,7 +18,7 @@
 
 use fdlab_protocol::Nanos;
 
-use crate::scenario::{Dist, Scenario, Topology};
+use crate::scenario::{Dist, FaultKind, Scenario, Topology};
 
 /// Engine events per heartbeat sent: the tick, the arrival, and a share of
 /// pair-timer firings. Measured on the built-in meshes (1.9-2.1).
@@ -57,6 +57,10 @@ pub struct Estimate {
     pub events: f64,
     /// Bytes one run holds at its peak, without a replay's event log.
     pub bytes: u64,
+    /// Bytes it holds when simulated in one pass, as a replay is: more
+    /// than `bytes` for a run split into pairs simulated on their own
+    /// (see [`split_run`]), which hold one pair's detectors at a time.
+    pub whole_bytes: u64,
     /// Where the events come from, largest first.
     pub sources: Vec<Source>,
 }
@@ -67,9 +71,9 @@ impl Estimate {
         self.sources.first()
     }
 
-    /// Bytes of a replay of the run: the run and its event log.
+    /// Bytes of a replay of the run: the run in one pass and its event log.
     pub fn replay_bytes(&self) -> u64 {
-        self.bytes
+        self.whole_bytes
             .saturating_add((self.events * LOG_RECORD_BYTES as f64).min(u64::MAX as f64) as u64)
     }
 }
@@ -141,17 +145,24 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     if let Topology::Dataflow { layers } = &scenario.topology {
         sources.extend(dataflow_sources(scenario, layers, duration));
     }
-    let mut bytes = bytes(scenario, intervals.len());
+    let mut whole_bytes = bytes(scenario, intervals.len());
+    let mut bytes = if split_run(scenario) {
+        split_bytes(scenario)
+    } else {
+        whole_bytes
+    };
     if let Some(p) = &scenario.placement {
         let (source, held) = placement_cost(scenario, p);
         sources.push(source);
         bytes = bytes.saturating_add(held);
+        whole_bytes = whole_bytes.saturating_add(held);
     }
     sources.sort_by(|a, b| b.events.total_cmp(&a.events));
     let events = sources.iter().map(|s| s.events).sum();
     Estimate {
         events,
         bytes,
+        whole_bytes,
         sources,
     }
 }
@@ -211,6 +222,7 @@ fn lockrpc_estimate(scenario: &Scenario, l: &crate::scenario::LockrpcSetup) -> E
     Estimate {
         events: source.events,
         bytes,
+        whole_bytes: bytes,
         sources: vec![source],
     }
 }
@@ -310,6 +322,7 @@ fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup
     Estimate {
         events: sources.iter().map(|s| s.events).sum(),
         bytes,
+        whole_bytes: bytes,
         sources,
     }
 }
@@ -374,8 +387,49 @@ fn dataflow_sources(scenario: &Scenario, layers: &[u32], duration: f64) -> Vec<S
     ]
 }
 
-/// Bytes one run holds at its peak: every detector's state, the slots, the
-/// pending events (one or two per heartbeat stream and pair, a window of
+/// Bytes of a monitored pair's outcome, held until the run's metrics are
+/// computed (its ends, ground truth and detector list) ...
+const PAIR_OUTCOME_BYTES: u64 = 96;
+/// ... and of each of its detectors' timelines (message counts, a
+/// verdict change or two). Measured: a 100,000-node mesh with 10 monitors
+/// and 2 detectors peaks at 277 MiB (`fdlab bench --only mesh`), about
+/// 280 bytes a pair.
+const TIMELINE_BYTES: u64 = 96;
+/// Pairs whose detectors a split run may hold at once: one per thread.
+const PAIRS_IN_FLIGHT: u64 = 64;
+
+/// Whether a run is split into pairs simulated on their own, one pair's
+/// detectors at a time (`engine::run`): its pairs do not interact, as they
+/// do over data links or through a degraded node.
+pub fn split_run(scenario: &Scenario) -> bool {
+    matches!(scenario.topology, Topology::Mesh { .. })
+        && !scenario
+            .faults
+            .iter()
+            .any(|f| f.kind == Some(FaultKind::Degrade))
+        && !scenario
+            .random_faults
+            .iter()
+            .any(|r| r.kind == FaultKind::Degrade)
+}
+
+/// Bytes a split run holds at its peak: every pair's outcome, and the
+/// detectors of the pairs being simulated.
+fn split_bytes(scenario: &Scenario) -> u64 {
+    let pairs = scenario.monitored_pairs();
+    let detectors = scenario.detectors.len() as u64;
+    let per_pair: u64 = scenario
+        .detectors
+        .iter()
+        .map(|d| d.config.memory_estimate() + SLOT_BYTES)
+        .sum();
+    pairs
+        .saturating_mul(PAIR_OUTCOME_BYTES + detectors * TIMELINE_BYTES)
+        .saturating_add(per_pair.saturating_mul(PAIRS_IN_FLIGHT.min(pairs)))
+}
+
+/// Bytes one run holds at its peak in one pass: every detector's state, the
+/// slots, the pending events (one or two per heartbeat stream and pair, a window of
 /// frames per link) and the links' buffers.
 fn bytes(scenario: &Scenario, intervals: usize) -> u64 {
     let pairs = scenario.monitored_pairs();
@@ -419,5 +473,49 @@ mod tests {
             shape: 0.5,
         };
         assert_eq!(mean(&heavy), Nanos::from_millis(4));
+    }
+
+    /// A mesh's run holds its pairs' outcomes and one pair's detectors at
+    /// a time, unless a degraded node couples its pairs; a replay holds
+    /// every detector.
+    #[test]
+    fn a_split_run_holds_outcomes_not_every_detector() {
+        use crate::scenario::{DetectorSetup, Fault, MonitorCount, Network, Workload};
+        use fdlab_protocol::phi::PhiAccrualConfig;
+        use fdlab_protocol::DetectorConfig;
+        let mut s = Scenario {
+            name: "mesh".into(),
+            description: String::new(),
+            duration: Nanos::from_secs(60),
+            seeds: 1,
+            topology: Topology::Mesh {
+                nodes: 10_000,
+                monitors_per_node: MonitorCount::Count(10),
+            },
+            network: Network::default(),
+            workload: Workload::default(),
+            detectors: vec![DetectorSetup {
+                name: "phi".into(),
+                config: DetectorConfig::PhiAccrual(PhiAccrualConfig::default()),
+            }],
+            faults: Vec::new(),
+            random_faults: Vec::new(),
+            clocks: Vec::new(),
+            membership: None,
+            placement: None,
+            lockrpc: None,
+        };
+        let split = estimate(&s);
+        assert!(split_run(&s));
+        assert_eq!(split.whole_bytes, bytes(&s, 1));
+        assert!(split.bytes * 20 < split.whole_bytes, "{split:?}");
+        assert!(split.replay_bytes() > split.whole_bytes);
+        s.faults.push(Fault {
+            kind: Some(FaultKind::Degrade),
+            ..Default::default()
+        });
+        let coupled = estimate(&s);
+        assert!(!split_run(&s));
+        assert_eq!(coupled.bytes, coupled.whole_bytes);
     }
 }

@@ -27,6 +27,7 @@ pub mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod scores;
+pub mod small_queue;
 pub mod stats;
 pub mod swarm;
 pub mod topology;

@@ -42,11 +42,42 @@ pub const FINE_BITS: u32 = SLOT_BITS - FINE_SLOTS.trailing_zeros();
 const WORD_BITS: usize = u64::BITS as usize;
 const WORDS: usize = WHEEL_SLOTS / WORD_BITS;
 /// The top bit of a sequence number: the class of [`EventQueue::push_last`].
-const LAST_CLASS: u64 = 1 << 63;
+pub(crate) const LAST_CLASS: u64 = 1 << 63;
 /// List heads: the coarse wheel's slots, then the fine slots.
 const HEADS: usize = WHEEL_SLOTS + FINE_SLOTS;
 /// `run_at` when no sorted run is being served.
 const NO_RUN: u64 = u64::MAX;
+
+/// What the engine asks of a queue: items in `(time, class, insertion
+/// sequence)` order, a push never before the last pop (one is due then).
+/// [`EventQueue`] holds a whole run's events; [`crate::small_queue`] one
+/// monitored pair's few.
+pub trait Queue<T> {
+    /// Adds `item` at `time`.
+    fn push(&mut self, time: u64, item: T);
+    /// Adds `item` at `time`, after every item [`Queue::push`]ed for the
+    /// same instant, whenever they were pushed.
+    fn push_last(&mut self, time: u64, item: T);
+    /// Removes the earliest item (earliest inserted among equal keys).
+    fn pop(&mut self) -> Option<(u64, T)>;
+}
+
+impl<T: Copy> Queue<T> for EventQueue<T> {
+    #[inline(always)]
+    fn push(&mut self, time: u64, item: T) {
+        EventQueue::push(self, time, item);
+    }
+
+    #[inline(always)]
+    fn push_last(&mut self, time: u64, item: T) {
+        EventQueue::push_last(self, time, item);
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u64, T)> {
+        EventQueue::pop(self)
+    }
+}
 
 #[derive(Clone, Copy)]
 struct Entry<T> {

@@ -13,41 +13,64 @@ use std::ops::Range;
 use fdlab_protocol::{Nanos, Verdict};
 
 use super::data_plane::{DataPlane, Link, BACKPRESSURE_SHARE};
+use super::faults::localize;
 use super::ids::{IdVec, LinkId, NodeId, PairId, SlotId, StreamId};
 use super::liveness::{HbStream, Liveness};
-use super::monitoring::{DetInfo, Monitors, Slot, CHANGE_BATCH};
+use super::monitoring::{DetInfo, Monitors, Slot};
 use super::nodes::Node;
 use super::observer::Observer;
 use super::timers::{Deadline, PairTimer, Timers};
-use super::Simulation;
+use super::{Event, Simulation};
 use crate::dist::Sampler;
 use crate::outcome::DetectorTimeline;
 use crate::plan::RunPlan;
-use crate::queue::EventQueue;
+use crate::queue::Queue;
 
-impl<'a, O: Observer> Simulation<'a, O> {
+impl<'a, O: Observer, Q: Queue<Event>> Simulation<'a, O, Q> {
     /// Builds the part of a run that simulates the monitored pairs `range`
-    /// of `plan`'s layout; `counts_world` says whether this part counts the
-    /// events every part handles.
+    /// of `plan`'s layout, on `queue`. Its state is that of these pairs and
+    /// of their nodes alone (a [`NodeId`] numbers the part's nodes), so a
+    /// part of one pair of a 100,000-node mesh is as cheap to build as one
+    /// of a 10-node mesh.
     pub(super) fn new(
         plan: &'a RunPlan<'a>,
         range: Range<usize>,
-        counts_world: bool,
         observer: O,
-    ) -> Simulation<'a, O> {
+        queue: Q,
+    ) -> Simulation<'a, O, Q> {
         let (scenario, layout, schedule) = (plan.scenario(), plan.layout(), plan.schedule());
-        let n = layout.nodes.len();
-        let mut nodes: IdVec<NodeId, Node> = (0..n as u32)
-            .map(|i| Node::new(plan.clock(i)))
+        let first_pair = range.start;
+        let layout_pairs = &layout.pairs[range];
+        // The part's nodes: its pairs' ends (every data link is a pair, and
+        // a run with links is never split).
+        debug_assert!(layout.links.is_empty() || layout_pairs.len() == layout.pairs.len());
+        let mut globals: Vec<u32> = layout_pairs.iter().flat_map(|&(m, t)| [m, t]).collect();
+        globals.sort_unstable();
+        globals.dedup();
+        let local = |g: u32| globals.binary_search(&g).ok().map(NodeId::from);
+        let n = globals.len();
+        let end = |g: u32| local(g).expect("a pair's end is a node of its part");
+        let pairs: Vec<(NodeId, NodeId)> = layout_pairs
+            .iter()
+            .map(|&(m, t)| (end(m), end(t)))
+            .collect();
+        let mut nodes: IdVec<NodeId, Node> = globals
+            .iter()
+            .map(|&g| Node::new(plan.clock(g)))
             .collect::<Vec<_>>()
             .into();
+        // Faults on other nodes change nothing here (and are counted once
+        // for the whole run, see `outcome::assemble`).
+        let actions = schedule
+            .actions
+            .iter()
+            .filter_map(|&(at, action)| Some((at, localize(action, |g| local(g).map(|n| n.0))?)))
+            .collect();
         let service_rngs = if layout.links.is_empty() {
             Vec::new()
         } else {
-            (0..n as u32).map(|i| plan.service_stream(i)).collect()
+            globals.iter().map(|&g| plan.service_stream(g)).collect()
         };
-        let first_pair = range.start;
-        let pairs = &layout.pairs[range];
         let dets: Vec<DetInfo> = scenario
             .detectors
             .iter()
@@ -59,16 +82,18 @@ impl<'a, O: Observer> Simulation<'a, O> {
         let stream_dets = (0..scenario.detectors.len() as u32)
             .filter(|&d| scenario.detectors[d as usize].config.uses_data_stream())
             .collect();
-        let mut pairs_link: IdVec<PairId, Option<LinkId>> = vec![None; pairs.len()].into();
+        let pair_count = pairs.len();
+        let mut pairs_link: IdVec<PairId, Option<LinkId>> = vec![None; pair_count].into();
         let mut links: IdVec<LinkId, Link> = IdVec::default();
         for l in &layout.links {
-            let pair = pairs
+            let pair = layout_pairs
                 .binary_search(&(l.to, l.from))
                 .expect("every data link is a monitored pair (Layout::build)");
             let pair = PairId::from(pair);
+            let (from, to) = (end(l.from), end(l.to));
             let id = links.push(Link {
-                from: NodeId(l.from),
-                to: NodeId(l.to),
+                from,
+                to,
                 pair,
                 buffer: VecDeque::new(),
                 in_flight: VecDeque::new(),
@@ -82,15 +107,15 @@ impl<'a, O: Observer> Simulation<'a, O> {
                 latency_rng: plan.data_link_stream(*l),
             });
             pairs_link[pair] = Some(id);
-            nodes[NodeId(l.from)].stage.downstream.push(id);
+            nodes[from].stage.downstream.push(id);
         }
         let d_count = scenario.detectors.len();
-        let count = pairs.len() * d_count;
+        let count = pair_count * d_count;
         let mut slots = Vec::with_capacity(count);
         let mut detectors = Vec::with_capacity(count);
         let mut rngs = Vec::with_capacity(count);
-        for (p, &(m, t)) in pairs.iter().enumerate() {
-            let start = nodes[NodeId(m)].clock.local(Nanos::ZERO);
+        for (p, (&(m, t), &(lm, _))) in layout_pairs.iter().zip(&pairs).enumerate() {
+            let start = nodes[lm].clock.local(Nanos::ZERO);
             for d in 0..d_count {
                 slots.push(Slot {
                     det: d as u16,
@@ -107,7 +132,7 @@ impl<'a, O: Observer> Simulation<'a, O> {
         let mut hb_streams: IdVec<StreamId, HbStream> = IdVec::default();
         let mut hb_rngs = Vec::new();
         let mut by_target: IdVec<NodeId, Vec<StreamId>> = vec![Vec::new(); n].into();
-        for (p, &(m, t)) in pairs.iter().enumerate() {
+        for (p, (&(m, t), &(_, lt))) in layout_pairs.iter().zip(&pairs).enumerate() {
             let first = hb_streams.len();
             for (d, info) in dets.iter().enumerate() {
                 let Some(interval) = info.heartbeat else {
@@ -120,7 +145,7 @@ impl<'a, O: Observer> Simulation<'a, O> {
                 {
                     Some(i) => hb_streams[StreamId::from(first + i)].slots.push(slot),
                     None => {
-                        by_target[NodeId(t)].push(StreamId::from(hb_streams.len()));
+                        by_target[lt].push(StreamId::from(hb_streams.len()));
                         hb_rngs.push(plan.heartbeat_stream(m, t, interval));
                         hb_streams.push(HbStream {
                             pair: PairId::from(p),
@@ -134,7 +159,7 @@ impl<'a, O: Observer> Simulation<'a, O> {
         }
         let mut by_monitor: IdVec<NodeId, Vec<SlotId>> = vec![Vec::new(); n].into();
         for (i, slot) in slots.iter().enumerate() {
-            by_monitor[NodeId(pairs[slot.pair.ix()].0)].push(SlotId::from(i));
+            by_monitor[pairs[slot.pair.ix()].0].push(SlotId::from(i));
         }
         let net = &scenario.network;
         let workload = &scenario.workload;
@@ -142,14 +167,16 @@ impl<'a, O: Observer> Simulation<'a, O> {
             scenario,
             layout,
             schedule,
+            actions,
+            globals: globals.into(),
             now: Nanos::ZERO,
-            queue: EventQueue::new(),
+            queue,
             popped: 0,
             uncounted: 0,
-            counts_world,
             nodes,
             mon: Monitors {
                 pairs,
+                layout_pairs,
                 first_pair,
                 slots: slots.into(),
                 detectors: detectors.into(),
@@ -158,13 +185,13 @@ impl<'a, O: Observer> Simulation<'a, O> {
                     .map(|_| DetectorTimeline::default())
                     .collect::<Vec<_>>()
                     .into(),
-                changes: Vec::with_capacity(CHANGE_BATCH),
+                changes: Vec::new(),
                 by_monitor,
                 dets,
                 stream_dets,
             },
             timers: Timers {
-                pairs: vec![PairTimer::default(); pairs.len()].into(),
+                pairs: vec![PairTimer::default(); pair_count].into(),
                 serving: None,
             },
             hb: Liveness {

@@ -22,6 +22,7 @@ use super::nodes::Status;
 use super::observer::Observer;
 use super::{Event, Simulation};
 use crate::dist::Sampler;
+use crate::queue::Queue;
 
 /// Size of a stream-heartbeat frame on a data link.
 pub const STREAM_HEARTBEAT_BYTES: u64 = 16;
@@ -77,7 +78,7 @@ pub(super) struct DataPlane {
     pub(super) off: Option<Sampler>,
 }
 
-impl<O: Observer> Simulation<'_, O> {
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     pub(super) fn start_link(&mut self, link: LinkId) {
         let from = self.data.links[link].from;
         let l = &mut self.data.links[link];
@@ -85,7 +86,7 @@ impl<O: Observer> Simulation<'_, O> {
         l.idle_gen += 1;
         l.last_sent = self.now;
         let (emit_gen, idle_gen) = (l.emit_gen, l.idle_gen);
-        if self.layout.layer[from.ix()] == 0 {
+        if self.layout.layer[self.globals[from] as usize] == 0 {
             let gap = self
                 .data
                 .interval
@@ -182,7 +183,7 @@ impl<O: Observer> Simulation<'_, O> {
         self.schedule
             .partitions
             .iter()
-            .any(|p| p.cuts(l.from.0, l.to.0, self.now))
+            .any(|p| p.cuts(self.globals[l.from], self.globals[l.to], self.now))
     }
 
     /// Moves frames from the send buffer onto the wire while the window
@@ -235,7 +236,7 @@ impl<O: Observer> Simulation<'_, O> {
         let (from, to) = (self.data.links[link].from, self.data.links[link].to);
         let mut extra = Nanos::ZERO;
         for lf in &self.schedule.link_faults {
-            if lf.applies(from.0, to.0, now) {
+            if lf.applies(self.globals[from], self.globals[to], now) {
                 extra = extra + lf.extra_latency;
             }
         }

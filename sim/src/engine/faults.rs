@@ -11,13 +11,55 @@ use fdlab_protocol::Nanos;
 use super::ids::NodeId;
 use super::nodes::DEGRADED_HEALTH_SCORE;
 use super::observer::{LogRecord, Observer};
-use super::Simulation;
+use super::{Event, Simulation};
 use crate::faults::Action;
+use crate::queue::Queue;
 use crate::scenario::Expect;
 
-impl<O: Observer> Simulation<'_, O> {
+/// `action` for a part whose nodes `local` numbers: its node's number in
+/// the part, or `None` when the node is not one of the part's (the action
+/// then changes nothing there). A partition's heal concerns every part.
+pub(super) fn localize(action: Action, local: impl Fn(u32) -> Option<u32>) -> Option<Action> {
+    Some(match action {
+        Action::Crash { node } => Action::Crash { node: local(node)? },
+        Action::Restart { node } => Action::Restart { node: local(node)? },
+        Action::PauseStart { node, planned } => Action::PauseStart {
+            node: local(node)?,
+            planned,
+        },
+        Action::PauseEnd { node } => Action::PauseEnd { node: local(node)? },
+        Action::Heal { partition } => Action::Heal { partition },
+        Action::BackpressureStart { node, capacity } => Action::BackpressureStart {
+            node: local(node)?,
+            capacity,
+        },
+        Action::BackpressureEnd { node } => Action::BackpressureEnd { node: local(node)? },
+        Action::DegradeStart {
+            node,
+            slowdown,
+            processing,
+        } => Action::DegradeStart {
+            node: local(node)?,
+            slowdown,
+            processing,
+        },
+        Action::DegradeEnd { node } => Action::DegradeEnd { node: local(node)? },
+        Action::ClockStep { node, offset } => Action::ClockStep {
+            node: local(node)?,
+            offset,
+        },
+        Action::ClockDrift { node, drift } => Action::ClockDrift {
+            node: local(node)?,
+            drift,
+        },
+    })
+}
+
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
+    /// Carries out the part's fault action `action` (its nodes numbered in
+    /// the part, see [`localize`]).
     pub(super) fn fault(&mut self, action: u32) {
-        let (_, action) = self.schedule.actions[action as usize];
+        let (_, action) = self.actions[action as usize];
         match action {
             Action::Crash { node } => self.crash(NodeId(node)),
             Action::Restart { node } => self.restart(NodeId(node)),

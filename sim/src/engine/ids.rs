@@ -113,6 +113,10 @@ impl<I: From<usize> + Copy + 'static, T> IdVec<I, T> {
         &self.items
     }
 
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.items
+    }
+
     pub(crate) fn into_vec(self) -> Vec<T> {
         self.items
     }

@@ -22,6 +22,7 @@ use super::observer::Observer;
 use super::{Event, Simulation};
 use crate::dist::Sampler;
 use crate::plan::RunPlan;
+use crate::queue::Queue;
 use crate::scenario::Channel;
 
 /// Size of a heartbeat or probe datagram, for the overhead figures (a small
@@ -58,7 +59,7 @@ pub(super) struct Liveness {
     pub(super) latency: Sampler,
 }
 
-impl<O: Observer> Simulation<'_, O> {
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     /// (Re)starts a heartbeat stream's sender, at a random phase.
     pub(super) fn start_heartbeats(&mut self, stream: StreamId) {
         let st = &mut self.hb.streams[stream];
@@ -150,7 +151,7 @@ impl<O: Observer> Simulation<'_, O> {
             .schedule
             .partitions
             .iter()
-            .position(|p| p.cuts(from.0, to.0, now))
+            .position(|p| p.cuts(self.globals[from], self.globals[to], now))
         {
             let det = self.msg_detector(msg);
             if self.schedule.partitions[p].hold {
@@ -173,7 +174,7 @@ impl<O: Observer> Simulation<'_, O> {
         let mut keep = 1.0 - self.scenario.network.loss;
         let mut extra = Nanos::ZERO;
         for lf in &self.schedule.link_faults {
-            if lf.applies(from.0, to.0, now) {
+            if lf.applies(self.globals[from], self.globals[to], now) {
                 keep *= 1.0 - lf.loss_at(now);
                 extra = extra + lf.extra_latency;
             }

@@ -30,11 +30,13 @@
 //! | `build.rs` | a run's state from its plan |
 //! | `outcome.rs` | timelines and counts at the end of a run |
 //! | `split.rs` | the public entry points; parts of a run that can run apart |
+//! | `fast.rs` | the run loop of a pair simulated on its own, with its fast path |
 //! | `observer.rs` | the replay's event log and score sampling |
 //! | `ids.rs` | typed indices of all of the above |
 
 mod build;
 mod data_plane;
+mod fast;
 mod faults;
 mod ids;
 mod liveness;
@@ -48,8 +50,8 @@ mod timers;
 
 use fdlab_protocol::Nanos;
 
-use crate::faults::Schedule;
-use crate::queue::EventQueue;
+use crate::faults::{Action, Schedule};
+use crate::queue::Queue;
 use crate::topology::Layout;
 use crate::valid::ValidScenario;
 
@@ -65,7 +67,7 @@ pub use data_plane::{BACKPRESSURE_SHARE, STREAM_HEARTBEAT_BYTES};
 pub use liveness::LIVENESS_MESSAGE_BYTES;
 pub use nodes::DEGRADED_HEALTH_SCORE;
 pub use observer::LogRecord;
-pub use split::{part_count, run, run_with_scores, RunResult, PART_STATE_BYTES};
+pub use split::{part_count, run, run_with_scores, RunResult, MAX_PART_PAIRS, MIN_PARTS};
 
 /// What the queue holds: each kind names the thing that owns it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -116,21 +118,23 @@ enum Event {
     },
 }
 
-/// One run of a scenario, or one part of it (see [`split`]).
-struct Simulation<'a, O: Observer> {
+/// One run of a scenario, or one part of it (see [`split`]), on the event
+/// queue `Q`.
+struct Simulation<'a, O: Observer, Q: Queue<Event>> {
     scenario: &'a ValidScenario,
     layout: &'a Layout,
     schedule: &'a Schedule,
+    /// The schedule's actions on this part's nodes (numbered in the part).
+    actions: Vec<(Nanos, Action)>,
+    /// The layout's number of each node of the part.
+    globals: IdVec<NodeId, u32>,
     now: Nanos,
-    queue: EventQueue<Event>,
+    queue: Q,
     /// Events handled, and those of them that are not counted as simulated
     /// events (see [`Simulation::run`]); counted apart so that the common
     /// event pays one increment.
     popped: u64,
     uncounted: u64,
-    /// Whether this part counts the events every part handles (faults), so
-    /// that a run split into parts counts each once.
-    counts_world: bool,
     nodes: IdVec<NodeId, Node>,
     mon: Monitors<'a>,
     timers: Timers,
@@ -139,7 +143,7 @@ struct Simulation<'a, O: Observer> {
     observer: O,
 }
 
-impl<O: Observer> Simulation<'_, O> {
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     /// Runs to the end and returns what happened.
     fn run(mut self) -> outcome::Part {
         self.start();
@@ -151,8 +155,9 @@ impl<O: Observer> Simulation<'_, O> {
             debug_assert!(time >= self.now.as_nanos(), "an event in the past");
             self.now = Nanos(time);
             // Event-log marks are bookkeeping, not simulation, and faults
-            // happen in every part of a split run but count once: their arms
-            // of `dispatch` uncount them.
+            // happen in every part of a split run but count once, for the
+            // whole run (`outcome::assemble`): their arms of `dispatch`
+            // uncount them.
             self.popped += 1;
             self.dispatch(event);
         }
@@ -161,8 +166,8 @@ impl<O: Observer> Simulation<'_, O> {
     }
 
     fn start(&mut self) {
-        for i in 0..self.schedule.actions.len() {
-            let t = self.schedule.actions[i].0;
+        for i in 0..self.actions.len() {
+            let t = self.actions[i].0;
             self.push(t, Event::Fault { action: i as u32 });
         }
         if O::LOGS {
@@ -227,9 +232,7 @@ impl<O: Observer> Simulation<'_, O> {
                 }
             }
             Event::Fault { action } => {
-                if !self.counts_world {
-                    self.uncounted += 1;
-                }
+                self.uncounted += 1;
                 self.fault(action);
             }
             Event::Mark { record, end } => {
@@ -273,8 +276,8 @@ impl<O: Observer> Simulation<'_, O> {
             let record = observer::LogRecord {
                 time: self.now,
                 event,
-                node: Some(node.0),
-                peer: peer.map(|p| p.0),
+                node: Some(self.globals[node]),
+                peer: peer.map(|p| self.globals[p]),
                 detector,
                 detail: detail(),
             };

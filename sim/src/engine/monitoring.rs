@@ -16,9 +16,10 @@ use super::ids::{IdVec, NodeId, PairId, SlotId};
 use super::liveness::Msg;
 use super::observer::Observer;
 use super::timers::Deadline;
-use super::Simulation;
+use super::{Event, Simulation};
 use crate::outcome::DetectorTimeline;
 use crate::plan::RunPlan;
+use crate::queue::Queue;
 
 /// Verdict changes logged before they move to their timelines (16 bytes each).
 pub(super) const CHANGE_BATCH: usize = 1 << 14;
@@ -49,9 +50,11 @@ pub(super) struct DetInfo {
 
 /// Every detector slot of a run (or of a part of it).
 pub(super) struct Monitors<'a> {
-    /// The monitored pairs this part simulates, `(monitor, target)`: the
-    /// layout's pairs from `first_pair` on.
-    pub(super) pairs: &'a [(u32, u32)],
+    /// The monitored pairs this part simulates, `(monitor, target)`, with
+    /// the part's numbers of their nodes ...
+    pub(super) pairs: Vec<(NodeId, NodeId)>,
+    /// ... and as the layout's pairs from `first_pair` on.
+    pub(super) layout_pairs: &'a [(u32, u32)],
     pub(super) first_pair: usize,
     pub(super) slots: IdVec<SlotId, Slot>,
     pub(super) detectors: IdVec<SlotId, Detector>,
@@ -77,8 +80,7 @@ impl Monitors<'_> {
     /// `(monitor, target)` of a pair.
     #[inline(always)]
     pub(super) fn pair_nodes(&self, pair: PairId) -> (NodeId, NodeId) {
-        let (m, t) = self.pairs[pair.ix()];
-        (NodeId(m), NodeId(t))
+        self.pairs[pair.ix()]
     }
 
     /// `(monitor, target)` of a slot's pair.
@@ -101,6 +103,16 @@ impl Monitors<'_> {
         s.bytes += bytes;
     }
 
+    /// Notes a slot's new verdict at `now`.
+    #[inline(always)]
+    pub(super) fn note_change(&mut self, slot: SlotId, now: Nanos, verdict: Verdict) {
+        self.slots[slot].verdict = verdict;
+        self.changes.push((slot, now, verdict));
+        if self.changes.len() == CHANGE_BATCH {
+            self.file_changes();
+        }
+    }
+
     /// Moves the logged verdict changes to their slots' timelines.
     pub(super) fn file_changes(&mut self) {
         for (slot, time, verdict) in self.changes.drain(..) {
@@ -109,7 +121,7 @@ impl Monitors<'_> {
     }
 }
 
-impl<O: Observer> Simulation<'_, O> {
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     pub(super) fn start_monitoring(&mut self, slot: SlotId) {
         let det = self.mon.slots[slot].det as usize;
         if self.mon.dets[det].probes {
@@ -171,19 +183,19 @@ impl<O: Observer> Simulation<'_, O> {
         let clock = self.nodes[m].clock;
         let det = self.mon.slots[slot].det;
         let detector = &self.mon.detectors[slot];
-        self.observer
-            .detector_input((m.0, t.0), det, self.now, clock, detector);
+        self.observer.detector_input(
+            (self.globals[m], self.globals[t]),
+            det,
+            self.now,
+            clock,
+            detector,
+        );
     }
 
     #[inline(never)]
     fn verdict_changed(&mut self, slot: SlotId, verdict: Verdict) {
-        let s = &mut self.mon.slots[slot];
-        s.verdict = verdict;
-        let det = s.det;
-        self.mon.changes.push((slot, self.now, verdict));
-        if self.mon.changes.len() == CHANGE_BATCH {
-            self.mon.file_changes();
-        }
+        self.mon.note_change(slot, self.now, verdict);
+        let det = self.mon.slots[slot].det;
         let (m, t) = self.mon.slot_nodes(slot);
         self.log("verdict", m, Some(t), Some(det), || verdict.as_str().into());
     }

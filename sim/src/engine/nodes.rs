@@ -21,6 +21,7 @@ use super::stages::Stage;
 use super::timers::Deadline;
 use super::{Event, Simulation};
 use crate::clock::Clock;
+use crate::queue::Queue;
 
 /// Local health degradation score a degraded node reports to its probing
 /// detectors (Orleans counts one point per failing local health check).
@@ -60,7 +61,7 @@ impl Node {
     }
 }
 
-impl<O: Observer> Simulation<'_, O> {
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     /// Node `node`'s local time now.
     #[inline(always)]
     pub(super) fn local(&self, node: NodeId) -> Nanos {

@@ -6,9 +6,10 @@
 use std::ops::Range;
 
 use super::observer::{LogRecord, Observer};
-use super::Simulation;
+use super::{Event, Simulation};
 use crate::outcome::{PairOutcome, RunOutcome};
 use crate::plan::RunPlan;
+use crate::queue::Queue;
 
 /// What one part of a run produced.
 pub(super) struct Part {
@@ -19,7 +20,7 @@ pub(super) struct Part {
     pub(super) range: Range<usize>,
 }
 
-impl<O: Observer> Simulation<'_, O> {
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     pub(super) fn finish(mut self) -> Part {
         self.mon.file_changes();
         let d = self.scenario.detectors.len();
@@ -36,7 +37,7 @@ impl<O: Observer> Simulation<'_, O> {
             });
         let pairs = self
             .mon
-            .pairs
+            .layout_pairs
             .iter()
             .map(|&(m, t)| PairOutcome {
                 monitor: m,
@@ -52,7 +53,7 @@ impl<O: Observer> Simulation<'_, O> {
             pairs,
             events: self.popped - self.uncounted,
             log: self.observer.into_log(),
-            range: start..start + self.mon.pairs.len(),
+            range: start..start + self.mon.layout_pairs.len(),
         }
     }
 }
@@ -64,7 +65,15 @@ pub(super) fn assemble(
     parts: Vec<Part>,
 ) -> (RunOutcome, Option<Vec<LogRecord>>) {
     let mut pairs = Vec::with_capacity(plan.pairs().len());
-    let mut events = 0;
+    // Every fault action in the run counts once, whichever parts it
+    // concerns (each part uncounts its own, see `Simulation::run`).
+    let end = plan.scenario().duration;
+    let mut events = plan
+        .schedule()
+        .actions
+        .iter()
+        .filter(|(at, _)| *at <= end)
+        .count() as u64;
     let mut log = None;
     for part in parts {
         debug_assert_eq!(part.range.start, pairs.len(), "parts joined out of order");

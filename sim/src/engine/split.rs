@@ -8,6 +8,14 @@
 //! and therefore its timelines, are exactly those of the whole run (a test
 //! compares them); only the interleaving of different pairs' events changes.
 //! A replay is never split, so its event log keeps the one global order.
+//!
+//! Such a run is split into parts of pairs (units of work for rayon's
+//! threads), and each pair of a part is simulated on its own, one after
+//! another, on a [`SmallQueue`] of its few pending events instead of a
+//! timing wheel, by the loop of [`super::fast`]. A pair's state (its
+//! detectors, its random streams, its two nodes) then stays in the core's
+//! first-level cache for its whole run, and a part's state is that of one
+//! pair whatever the size of the mesh.
 
 use std::ops::Range;
 
@@ -19,18 +27,18 @@ use super::Simulation;
 use crate::faults::Action;
 use crate::outcome::RunOutcome;
 use crate::plan::RunPlan;
+use crate::queue::EventQueue;
 use crate::scores::ScoreSampler;
+use crate::small_queue::SmallQueue;
 use crate::valid::ValidScenario;
 
-/// Detector state a part of a split run aims to keep (bytes): small enough
-/// that a part's detectors, sample windows included, stay in a core's
-/// private cache while its events run, instead of every event touching a
-/// different corner of a large mesh's state.
-pub const PART_STATE_BYTES: u64 = 256 << 10;
-
-/// Host-side bytes per detector slot (slot, random stream, timeline), for
-/// sizing parts.
-const SLOT_OVERHEAD_BYTES: u64 = 512;
+/// A run split into parts (see [`run`]) makes at least this many, when it
+/// has as many pairs: enough for every thread to take several and finish
+/// together with the others.
+pub const MIN_PARTS: usize = 64;
+/// Most pairs in one part: a part is a unit of work for a thread, a few
+/// milliseconds to a second of simulation.
+pub const MAX_PART_PAIRS: usize = 256;
 
 /// What one run returns: its outcome, and its event log when asked for.
 pub type RunResult = (RunOutcome, Option<Vec<LogRecord>>);
@@ -41,26 +49,25 @@ pub fn part_count(scenario: &ValidScenario, seed: u64) -> usize {
     parts(&RunPlan::build(scenario, seed), false).len()
 }
 
-/// The ranges of monitored pairs a run can be split into, each simulated on
-/// its own (in parallel when threads are free).
-fn parts(plan: &RunPlan<'_>, logged: bool) -> Vec<Range<usize>> {
-    let n = plan.pairs().len();
-    let coupled = !plan.layout().links.is_empty()
+/// Whether the run's monitored pairs interact (see the module comment):
+/// through data links, or a degraded node's queue.
+fn coupled(plan: &RunPlan<'_>) -> bool {
+    !plan.layout().links.is_empty()
         || plan
             .schedule()
             .actions
             .iter()
-            .any(|(_, a)| matches!(a, Action::DegradeStart { .. }));
-    if logged || coupled || n == 0 {
+            .any(|(_, a)| matches!(a, Action::DegradeStart { .. }))
+}
+
+/// The ranges of monitored pairs a run can be split into, each simulated on
+/// its own (in parallel when threads are free).
+fn parts(plan: &RunPlan<'_>, logged: bool) -> Vec<Range<usize>> {
+    let n = plan.pairs().len();
+    if logged || coupled(plan) || n == 0 {
         return std::iter::once(0..n).collect();
     }
-    let per_pair: u64 = plan
-        .scenario()
-        .detectors
-        .iter()
-        .map(|d| d.config.memory_estimate() + SLOT_OVERHEAD_BYTES)
-        .sum();
-    let size = (PART_STATE_BYTES / per_pair.max(1)).max(1) as usize;
+    let size = (n / MIN_PARTS).clamp(1, MAX_PART_PAIRS);
     (0..n)
         .step_by(size)
         .map(|start| start..(start + size).min(n))
@@ -70,10 +77,9 @@ fn parts(plan: &RunPlan<'_>, logged: bool) -> Vec<Range<usize>> {
 /// Runs `scenario` with `seed`; `log` also returns the replay's event log.
 ///
 /// A run without a log whose monitored pairs do not interact (see the
-/// module comment) is split into parts of a few hundred KiB of detector
-/// state, run in parallel on rayon's pool and joined in pair order: the
-/// outcome is the one a single pass gives, but a large mesh then runs from
-/// the cache rather than from memory.
+/// module comment) is split into parts of a few pairs to [`MAX_PART_PAIRS`],
+/// run in parallel on rayon's pool, each pair on its own, and joined in
+/// pair order: the outcome is the one a single pass gives.
 pub fn run(scenario: &ValidScenario, seed: u64, log: bool) -> RunResult {
     debug_assert!(
         !scenario.is_membership(),
@@ -88,15 +94,38 @@ pub fn run(scenario: &ValidScenario, seed: u64, log: bool) -> RunResult {
         return run_whole(&plan, replay);
     }
     let ranges = parts(&plan, false);
-    let simulate = |(i, range): (usize, &Range<usize>)| {
-        Simulation::new(&plan, range.clone(), i == 0, Quiet).run()
+    let coupled = coupled(&plan);
+    let simulate = |range: &Range<usize>| {
+        if coupled {
+            Simulation::new(&plan, range.clone(), Quiet, EventQueue::new()).run()
+        } else {
+            run_pairs(&plan, range.clone())
+        }
     };
     let results: Vec<Part> = if ranges.len() == 1 {
-        ranges.iter().enumerate().map(simulate).collect()
+        ranges.iter().map(simulate).collect()
     } else {
-        ranges.par_iter().enumerate().map(simulate).collect()
+        ranges.par_iter().map(simulate).collect()
     };
     assemble(&plan, results)
+}
+
+/// The pairs `range` of a run whose pairs do not interact, each simulated
+/// on its own (see the module comment), joined in pair order.
+fn run_pairs(plan: &RunPlan<'_>, range: Range<usize>) -> Part {
+    let mut part = Part {
+        pairs: Vec::with_capacity(range.len()),
+        events: 0,
+        log: None,
+        range: range.clone(),
+    };
+    for p in range {
+        let one = Simulation::new(plan, p..p + 1, Quiet, SmallQueue::new()).run_pair();
+        debug_assert_eq!(one.range.start, p);
+        part.pairs.extend(one.pairs);
+        part.events += one.events;
+    }
+    part
 }
 
 /// [`run`] with the event log, also sampling the detector scores of the
@@ -118,6 +147,6 @@ pub fn run_with_scores(
 /// One pass over every pair.
 fn run_whole<O: Observer>(plan: &RunPlan<'_>, observer: O) -> RunResult {
     let all = 0..plan.pairs().len();
-    let part = Simulation::new(plan, all, true, observer).run();
+    let part = Simulation::new(plan, all, observer, EventQueue::new()).run();
     assemble(plan, vec![part])
 }

@@ -14,6 +14,7 @@ use super::data_plane::Item;
 use super::ids::{LinkId, NodeId};
 use super::observer::Observer;
 use super::{Event, Simulation};
+use crate::queue::Queue;
 
 /// A node's stage state.
 pub(super) struct Stage {
@@ -63,7 +64,7 @@ impl Stage {
     }
 }
 
-impl<O: Observer> Simulation<'_, O> {
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     pub(super) fn start_service(&mut self, node: NodeId) {
         let stage = &mut self.nodes[node].stage;
         if !stage.idle() {

@@ -14,6 +14,7 @@ use fdlab_protocol::{FailureDetector, Nanos};
 use super::ids::{IdVec, NodeId, PairId, SlotId};
 use super::observer::Observer;
 use super::{Event, Simulation};
+use crate::queue::Queue;
 
 /// A slot's next deadline in true time, as last computed, in one word: a
 /// pair's timer scans its slots' deadlines on every firing (a sweep puts a
@@ -58,6 +59,25 @@ pub(super) struct PairTimer {
     gen: u32,
 }
 
+impl PairTimer {
+    /// Keeps the pending event at or before `at` (lazily: an earlier one is
+    /// left to fire and look again): the generation of the event to push at
+    /// `at`, when one is needed and the pair's timer is not being served
+    /// (`serving`: its firing pushes one event at the end).
+    #[inline(always)]
+    pub(super) fn arm(&mut self, at: Nanos, serving: bool) -> Option<u32> {
+        if self.at.is_some_and(|pending| at >= pending) {
+            return None;
+        }
+        self.at = Some(at);
+        if serving {
+            return None;
+        }
+        self.gen += 1;
+        Some(self.gen)
+    }
+}
+
 /// Every pair's timer.
 pub(super) struct Timers {
     pub(super) pairs: IdVec<PairId, PairTimer>,
@@ -66,7 +86,7 @@ pub(super) struct Timers {
     pub(super) serving: Option<PairId>,
 }
 
-impl<O: Observer> Simulation<'_, O> {
+impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     /// The pair's timer: every detector whose deadline has come gets its
     /// timeout, in detector order; the others keep theirs. While the monitor
     /// is paused, a timeout that came waits in its backlog instead, in time
@@ -175,14 +195,9 @@ impl<O: Observer> Simulation<'_, O> {
     pub(super) fn arm(&mut self, slot: SlotId, at: Nanos) {
         debug_assert!(at >= self.now, "a deadline armed in the past");
         let pair = self.mon.slots[slot].pair;
-        let timer = &mut self.timers.pairs[pair];
-        if timer.at.is_none_or(|pending| at < pending) {
-            timer.at = Some(at);
-            if self.timers.serving != Some(pair) {
-                timer.gen += 1;
-                let gen = timer.gen;
-                self.push(at, Event::PairTimer { pair, gen });
-            }
+        let serving = self.timers.serving == Some(pair);
+        if let Some(gen) = self.timers.pairs[pair].arm(at, serving) {
+            self.push(at, Event::PairTimer { pair, gen });
         }
     }
 

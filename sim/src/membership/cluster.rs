@@ -352,6 +352,7 @@ impl Cluster {
         self.arm(now, node);
     }
 
+    #[inline]
     fn arm(&mut self, now: Nanos, node: u32) {
         let n = &mut self.nodes[node as usize];
         let Some(agent) = n.agent.as_ref() else {

@@ -31,6 +31,7 @@ impl Network {
 
     /// When a message `from -> to` sent at `at` arrives, or none if it is
     /// lost or cut. A partition in `hold` mode delivers at its heal.
+    #[inline]
     pub(crate) fn arrival(
         &mut self,
         schedule: &Schedule,

@@ -69,6 +69,7 @@ impl Node {
     }
 
     /// The time handling one event takes now (zero: not starved).
+    #[inline]
     pub(crate) fn cost(&mut self) -> Nanos {
         match &self.processing {
             Some(sampler) => sampler.sample(&mut self.processing_rng),
