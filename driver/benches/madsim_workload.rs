@@ -13,56 +13,118 @@
 //!   fdlab's run.
 //!
 //! Only under `--cfg madsim` (the alias in `.cargo/config.toml` builds it
-//! so, in `target/madsim`); a normal build prints how to run it.
+//! so, in `target/madsim`); a normal build prints how to run it. The
+//! figures are wall times of one run each, printed, never checked.
 
 #[cfg(not(madsim))]
 fn main() {
     println!("the madsim comparison needs `--cfg madsim`: run `cargo simbench`");
 }
 
+/// Each row runs in a child process of its own (this binary, with the
+/// row's name as its argument), one after another: a madsim runtime leaves
+/// the process slower than it found it (measured: the heap loop took twice
+/// as long after it), so rows sharing a process would not be comparable.
 #[cfg(madsim)]
 fn main() {
+    let row = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    match row.as_deref() {
+        Some(row) => rows::run(row),
+        None => rows::all(),
+    }
+}
+
+#[cfg(madsim)]
+mod rows {
+    use std::process::Command;
     use std::time::Instant;
 
-    let start = Instant::now();
-    let delivered = madsim_side::run();
-    let madsim_wall = start.elapsed().as_secs_f64();
-    println!(
-        "madsim 0.2.34, Endpoint send/recv, no detector: {delivered} datagrams delivered in {madsim_wall:.2} s"
-    );
+    /// The rows, in the order they run.
+    const ROWS: [&str; 4] = ["madsim", "fdlab-1", "fdlab-2", "heap"];
+    /// Pending events of the workload for the heap loop: a tick per stream
+    /// and the datagrams in flight (5.5 ms of a 10 ms period on average).
+    const HEAP_PENDING: usize = 90 + 50;
 
-    let scenario = fdlab_sim::valid::ValidScenario::new(fdlab_sim::baseline::madsim_workload())
-        .expect("a valid scenario");
-    let start = Instant::now();
-    let (outcome, _) = fdlab_sim::engine::run(&scenario, 1, false);
-    let events = outcome.events;
-    let result = fdlab_reports::metrics::ScenarioResult {
-        scenario: scenario.name.clone(),
-        runs: vec![outcome],
-    };
-    let metrics = fdlab_reports::metrics::scenario_metrics(&result);
-    std::hint::black_box(&metrics);
-    let fdlab_wall = start.elapsed().as_secs_f64();
-    println!(
-        "fdlab, fixed timeout on every pair, with its metrics: {events} events in {fdlab_wall:.2} s ({:.1} M events/s)",
-        events as f64 / fdlab_wall / 1e6
-    );
+    /// Runs every row in its own process and prints the ratios.
+    pub fn all() {
+        let me = std::env::current_exe().expect("this benchmark's path");
+        let mut walls = Vec::new();
+        for row in ROWS {
+            let out = Command::new(&me).arg(row).output().expect("a row runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            for line in text.lines().filter(|l| !l.starts_with("wall_s=")) {
+                println!("{line}");
+            }
+            let wall: f64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("wall_s="))
+                .and_then(|w| w.trim().parse().ok())
+                .unwrap_or_else(|| panic!("row {row} printed no wall_s: {text}"));
+            walls.push(wall);
+        }
+        let (madsim, one, two, heap) = (walls[0], walls[1], walls[2], walls[3]);
+        println!(
+            "fdlab against madsim: {:.1}x on one thread, {:.1}x on two (target: 30x); fdlab's events/s on one thread: {:.2}x the bare heap loop's",
+            madsim / one,
+            madsim / two,
+            heap / one
+        );
+    }
 
-    // Pending events of the workload: a tick per stream and the datagrams
-    // in flight (5.5 ms of a 10 ms period on average).
-    let pending = 90 + 50;
-    let start = Instant::now();
-    std::hint::black_box(fdlab_sim::baseline::heap_loop(events, pending));
-    let heap_wall = start.elapsed().as_secs_f64();
-    println!(
-        "bare binary-heap event loop, {pending} pending, no work: {events} events in {heap_wall:.2} s ({:.1} M events/s)",
-        events as f64 / heap_wall / 1e6
-    );
-    println!(
-        "fdlab is {:.1}x madsim (target: 30x); its events/s are {:.2}x the bare heap loop's",
-        madsim_wall / fdlab_wall,
-        heap_wall / fdlab_wall
-    );
+    /// fdlab's run of the workload with its metrics, on `threads` threads;
+    /// returns its events.
+    fn fdlab(threads: usize) -> u64 {
+        let scenario = fdlab_sim::valid::ValidScenario::new(fdlab_sim::baseline::madsim_workload())
+            .expect("a valid scenario");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        pool.install(|| {
+            let (outcome, _) = fdlab_sim::engine::run(&scenario, 1, false);
+            let events = outcome.events;
+            let result = fdlab_reports::metrics::ScenarioResult {
+                scenario: scenario.name.clone(),
+                runs: vec![outcome],
+            };
+            std::hint::black_box(fdlab_reports::metrics::scenario_metrics(&result));
+            events
+        })
+    }
+
+    /// Runs one row and prints its figures, the last line `wall_s=`.
+    pub fn run(row: &str) {
+        let start = Instant::now();
+        let line = match row {
+            "madsim" => {
+                let delivered = super::madsim_side::run();
+                format!("madsim 0.2.34, Endpoint send/recv, no detector: {delivered} datagrams delivered")
+            }
+            "fdlab-1" | "fdlab-2" => {
+                let threads = if row == "fdlab-1" { 1 } else { 2 };
+                let events = fdlab(threads);
+                format!("fdlab, fixed timeout on every pair, with its metrics, {threads} thread(s): {events} events")
+            }
+            "heap" => {
+                // As many events as fdlab's run (a cheap run tells how many).
+                let events = fdlab_events();
+                let start = Instant::now();
+                std::hint::black_box(fdlab_sim::baseline::heap_loop(events, HEAP_PENDING));
+                let wall = start.elapsed().as_secs_f64();
+                println!("bare binary-heap event loop, {HEAP_PENDING} pending, no work: {events} events in {wall:.2} s");
+                println!("wall_s={wall}");
+                return;
+            }
+            other => panic!("no row {other}: rows are {ROWS:?}"),
+        };
+        let wall = start.elapsed().as_secs_f64();
+        println!("{line} in {wall:.2} s");
+        println!("wall_s={wall}");
+    }
+
+    fn fdlab_events() -> u64 {
+        fdlab(2)
+    }
 }
 
 #[cfg(madsim)]
