@@ -8,7 +8,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{assert_one_error_line, column, fdlab, run_ok, text};
+use common::{assert_mutations_fail_and_base_runs, column, run_ok};
 
 fn run_into(out: &Path, jobs: &str) -> String {
     run_ok("lockrpc-dead-peer", "1", jobs, out)
@@ -84,7 +84,6 @@ rpcs_per_second = 10
 #[test]
 fn bad_lockrpc_keys_are_one_error_with_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("bad.toml");
     let cases: [(&str, &str, &[&str]); 6] = [
         (
             "rpcs_per_second = 10",
@@ -117,20 +116,5 @@ fn bad_lockrpc_keys_are_one_error_with_file_line_and_key() {
             &["faults[0].kind", "does not apply to a lock-RPC scenario"],
         ),
     ];
-    for (from, to, needles) in cases {
-        fs::write(&file, LOCKS.replace(from, to)).unwrap();
-        let o = fdlab(&["run", file.to_str().unwrap()]);
-        assert_one_error_line(&o, needles);
-    }
-    // And the good one runs.
-    fs::write(&file, LOCKS).unwrap();
-    let out = dir.path().join("r");
-    let o = fdlab(&[
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(out.join("lockrpc.csv").exists());
+    assert_mutations_fail_and_base_runs(dir.path(), LOCKS, &cases, "lockrpc.csv");
 }

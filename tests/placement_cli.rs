@@ -8,7 +8,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{assert_one_error_line, column, fdlab, run_ok, text};
+use common::{assert_mutations_fail_and_base_runs, column, run_ok};
 
 fn run_into(out: &Path, jobs: &str) -> String {
     run_ok("placement-crash", "2", jobs, out)
@@ -85,7 +85,6 @@ timeout = "3s"
 #[test]
 fn bad_placement_keys_are_one_error_with_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("bad.toml");
     let cases: [(&str, &str, &[&str]); 7] = [
         (
             "keys = 1000",
@@ -123,20 +122,5 @@ fn bad_placement_keys_are_one_error_with_file_line_and_key() {
             &["bad.toml:10", "placement.keys", "1 to"],
         ),
     ];
-    for (from, to, needles) in cases {
-        fs::write(&file, PLACEMENT.replace(from, to)).unwrap();
-        let o = fdlab(&["run", file.to_str().unwrap()]);
-        assert_one_error_line(&o, needles);
-    }
-    // And the good one runs.
-    fs::write(&file, PLACEMENT).unwrap();
-    let out = dir.path().join("r");
-    let o = fdlab(&[
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(out.join("placement.csv").exists());
+    assert_mutations_fail_and_base_runs(dir.path(), PLACEMENT, &cases, "placement.csv");
 }

@@ -96,6 +96,34 @@ pub fn assert_one_error_line(out: &Output, needles: &[&str]) {
     }
 }
 
+/// For each `(from, to, needles)`: `base` with `from` replaced by `to`,
+/// written to `dir/bad.toml` and run, must fail with one error line holding
+/// every needle; then `base` itself must run and write `table` into its
+/// report.
+pub fn assert_mutations_fail_and_base_runs(
+    dir: &std::path::Path,
+    base: &str,
+    cases: &[(&str, &str, &[&str])],
+    table: &str,
+) {
+    let file = dir.join("bad.toml");
+    for &(from, to, needles) in cases {
+        std::fs::write(&file, base.replace(from, to)).unwrap();
+        let o = fdlab(&["run", file.to_str().unwrap()]);
+        assert_one_error_line(&o, needles);
+    }
+    std::fs::write(&file, base).unwrap();
+    let out = dir.join("r");
+    let o = fdlab(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(out.join(table).exists(), "no {table}");
+}
+
 /// Runs `fdlab` with `args`, killed if it has not ended within `deadline`:
 /// its exit code (`None`: killed), standard output and error, and how long
 /// it took.
