@@ -376,6 +376,29 @@ fn generate_trace(rows: usize) -> String {
     text
 }
 
+/// Prints whether a run of `wall` seconds met a target of `target` seconds.
+pub fn say_target(wall: f64, target: f64) {
+    say!(
+        "  target: under {target:.0} s on a 2-core machine: {}",
+        if wall < target {
+            format!("met ({:.0}% of it)", 100.0 * wall / target)
+        } else {
+            format!("NOT met ({wall:.1} s)")
+        }
+    );
+}
+
+/// Prints the process's peak memory so far.
+pub fn say_peak_memory() {
+    match peak_memory_kib() {
+        Some(kib) => say!(
+            "  peak memory so far (VmHWM): {:.1} MiB",
+            kib as f64 / 1024.0
+        ),
+        None => say!("  peak memory: not available on this platform"),
+    }
+}
+
 /// The process's peak resident memory in KiB (Linux only), over the whole
 /// benchmark (`bench_mesh` resets the mark to measure one run).
 pub fn peak_memory_kib() -> Option<u64> {

@@ -107,14 +107,7 @@ SWIM with Lifeguard at scale (memberlist's LAN defaults, one seed, one thread):"
     );
     let wall = one(&swim, &format!("{members} members"), duration)?;
     if !quick {
-        say!(
-            "  target: under {SWIM_TARGET_SECS:.0} s on a 2-core machine: {}",
-            if wall < SWIM_TARGET_SECS {
-                format!("met ({:.0}% of it)", 100.0 * wall / SWIM_TARGET_SECS)
-            } else {
-                format!("NOT met ({wall:.1} s)")
-            }
-        );
+        crate::bench::say_target(wall, SWIM_TARGET_SECS);
     }
     Ok(())
 }
@@ -141,12 +134,6 @@ fn one(scenario: &ValidScenario, members: &str, duration: Nanos) -> Result<f64, 
             .filter(|d| d.false_positive)
             .count(),
     );
-    match crate::bench::peak_memory_kib() {
-        Some(kib) => say!(
-            "  peak memory so far (VmHWM): {:.1} MiB",
-            kib as f64 / 1024.0
-        ),
-        None => say!("  peak memory: not available on this platform"),
-    }
+    crate::bench::say_peak_memory();
     Ok(wall)
 }

@@ -52,21 +52,8 @@ pub fn measure(quick: bool) -> Result<(), String> {
         outcome.counters.sent.lock
     );
     if !quick {
-        say!(
-            "  target: under {TARGET_SECS:.0} s on a 2-core machine: {}",
-            if wall < TARGET_SECS {
-                format!("met ({:.0}% of it)", 100.0 * wall / TARGET_SECS)
-            } else {
-                format!("NOT met ({wall:.1} s)")
-            }
-        );
+        crate::bench::say_target(wall, TARGET_SECS);
     }
-    match crate::bench::peak_memory_kib() {
-        Some(kib) => say!(
-            "  peak memory so far (VmHWM): {:.1} MiB",
-            kib as f64 / 1024.0
-        ),
-        None => say!("  peak memory: not available on this platform"),
-    }
+    crate::bench::say_peak_memory();
     Ok(())
 }

@@ -63,21 +63,8 @@ pub fn measure(quick: bool) -> Result<(), String> {
     let declared: u64 = placed.cells.iter().map(|c| c.true_declarations).sum();
     say!("  total {total:.2} s; {declared} true declarations over all detectors and distributions");
     if !quick {
-        say!(
-            "  target: under {TARGET_SECS:.0} s on a 2-core machine: {}",
-            if total < TARGET_SECS {
-                format!("met ({:.0}% of it)", 100.0 * total / TARGET_SECS)
-            } else {
-                format!("NOT met ({total:.1} s)")
-            }
-        );
+        crate::bench::say_target(total, TARGET_SECS);
     }
-    match crate::bench::peak_memory_kib() {
-        Some(kib) => say!(
-            "  peak memory so far (VmHWM): {:.1} MiB",
-            kib as f64 / 1024.0
-        ),
-        None => say!("  peak memory: not available on this platform"),
-    }
+    crate::bench::say_peak_memory();
     Ok(())
 }
