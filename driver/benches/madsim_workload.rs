@@ -107,7 +107,7 @@ mod rows {
             }
             "heap" => {
                 // As many events as fdlab's run (a cheap run tells how many).
-                let events = fdlab_events();
+                let events = fdlab(2);
                 let start = Instant::now();
                 std::hint::black_box(fdlab_sim::baseline::heap_loop(events, HEAP_PENDING));
                 let wall = start.elapsed().as_secs_f64();
@@ -120,10 +120,6 @@ mod rows {
         let wall = start.elapsed().as_secs_f64();
         println!("{line} in {wall:.2} s");
         println!("wall_s={wall}");
-    }
-
-    fn fdlab_events() -> u64 {
-        fdlab(2)
     }
 }
 

@@ -422,13 +422,13 @@ impl World<'_> {
     /// Carries out what client `client`'s channel to `server` asks, then
     /// arms its timer.
     pub(super) fn after_channel(&mut self, client: u32, server: u32) {
-        let class = self.class(client, server);
+        // Classed only when an event counts: most calls carry none.
         while let Some(ev) = self.clients[client as usize].channels[server as usize].poll_event() {
             match ev {
-                ChannelEvent::Redial { .. } => self.out.redials.add(class),
+                ChannelEvent::Redial { .. } => self.out.redials.add(self.class(client, server)),
                 ChannelEvent::Offline => self.start_redialing(client, server),
                 ChannelEvent::TimedOut { rpc } => {
-                    self.out.timeouts.add(class);
+                    self.out.timeouts.add(self.class(client, server));
                     if let Some(info) = self.rpcs.get_mut(&rpc) {
                         info.timed_out = true;
                         let info = *info;
@@ -437,7 +437,7 @@ impl World<'_> {
                 }
                 ChannelEvent::Detached { .. } | ChannelEvent::Suppressed { .. } => {}
                 ChannelEvent::Reset { rpc, .. } => {
-                    self.out.resets.add(class);
+                    self.out.resets.add(self.class(client, server));
                     if let Some(info) = self.take_rpc(rpc) {
                         self.maybe_forget(info.acquisition);
                     }
@@ -446,7 +446,7 @@ impl World<'_> {
                     self.push(at, Ev::Cancel { server, rpc });
                 }
                 ChannelEvent::TearDown { connection } => {
-                    self.out.teardowns.add(class);
+                    self.out.teardowns.add(self.class(client, server));
                     self.servers[server as usize]
                         .closed
                         .insert((client, connection));
@@ -459,7 +459,7 @@ impl World<'_> {
                         self.maybe_forget(info.acquisition);
                     }
                 }
-                ChannelEvent::Evicted { .. } => self.out.evictions.add(class),
+                ChannelEvent::Evicted { .. } => self.out.evictions.add(self.class(client, server)),
                 ChannelEvent::LateCompletion { rpc, .. } => {
                     if let Some((_, old)) = self.last_late.take() {
                         self.maybe_forget(old.acquisition);
