@@ -206,9 +206,10 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             1,
             if args.quick { 1 } else { PIPELINE_REPETITIONS },
         )?;
-        let (all_events, all_wall) = sim::builtin_dataflow(args.quick.then_some(2))?;
+        let (all_events, all_wall, alone) = sim::builtin_dataflow(args.quick.then_some(2))?;
         sim::heap_reference("the pipeline above", events, wall);
-        sim::heap_reference("the built-in dataflow scenarios", all_events, all_wall);
+        let heap = sim::heap_reference("the built-in dataflow scenarios", all_events, all_wall);
+        sim::budget(all_events, all_wall, alone, heap);
     }
     if want(Part::Madsim) {
         sim::madsim_workload()?;
@@ -422,7 +423,7 @@ pub mod sim {
     use fdlab_protocol::phi::PhiAccrualConfig;
     use fdlab_protocol::probe::AdaptiveProbeConfig;
     use fdlab_protocol::{DetectorConfig, Nanos};
-    use fdlab_sim::engine::{part_count, run};
+    use fdlab_sim::engine::{part_count, run, run_recording_calls};
     use fdlab_sim::scenario::{
         DetectorSetup, Dist, Expect, Fault, FaultKind, MonitorCount, Network, Scenario, Topology,
         Workload,
@@ -523,9 +524,12 @@ pub mod sim {
     /// Every built-in dataflow scenario with its own seed count (or `seeds`
     /// when given), the seeds one after another on one thread: the events
     /// per second of the scenarios users run, faults and reports' inputs
-    /// included, beside the long single run above.
-    pub fn builtin_dataflow(seeds: Option<u32>) -> Result<(u64, f64), String> {
+    /// included, beside the long single run above. Then the same runs'
+    /// detector calls made again alone (see [`detectors_alone`]). Returns
+    /// the events, the runs' wall time and the detectors' alone.
+    pub fn builtin_dataflow(seeds: Option<u32>) -> Result<(u64, f64, f64), String> {
         let mut total = (0u64, 0.0f64);
+        let mut scenarios = Vec::new();
         for scenario in fdlab_scenarios::builtin_suite().map_err(|e| e.to_string())? {
             if !matches!(scenario.topology, Topology::Dataflow { .. }) {
                 continue;
@@ -544,6 +548,7 @@ pub mod sim {
                 format!("built-in {}", scenario.name),
                 events as f64 / wall / 1e6
             );
+            scenarios.push((scenario, seeds));
         }
         say!(
             "  {:<52}            {:>11} events in {:>7.2} s = {:>6.2} M events/s per thread",
@@ -552,16 +557,45 @@ pub mod sim {
             total.1,
             total.0 as f64 / total.1 / 1e6
         );
-        Ok(total)
+        let alone = detectors_alone(&scenarios, total.1);
+        Ok((total.0, total.1, alone))
+    }
+
+    /// The detector calls of every run above, recorded (in a run of their
+    /// own, untimed) and made again on the same detectors with no simulator
+    /// around them ([`fdlab_sim::engine::CallLog::replay`]), on one thread:
+    /// the detectors' own work on that traffic, which no event loop can take
+    /// away. Returns its wall time (the replays alone).
+    fn detectors_alone(scenarios: &[(ValidScenario, u32)], runs_wall: f64) -> f64 {
+        let (mut calls, mut wall) = (0usize, 0.0f64);
+        for (scenario, seeds) in scenarios {
+            for seed in 1..=*seeds {
+                let (_, log) = run_recording_calls(scenario, u64::from(seed));
+                calls += log.calls.len();
+                let start = Instant::now();
+                std::hint::black_box(log.replay());
+                wall += start.elapsed().as_secs_f64();
+            }
+        }
+        say!(
+            "  {:<52}            {calls:>11} calls  in {wall:>7.2} s = {:>3.0}% of those runs' time",
+            "their detectors alone, the runs' calls made again",
+            100.0 * wall / runs_wall
+        );
+        wall
     }
 
     /// Queue entries the bare heap loop holds: about what the 6-stage
-    /// pipeline's queue holds (timers, ticks, frames in flight).
+    /// pipeline's queue holds (timers, ticks, frames in flight). Measured
+    /// means over a run: 92 in `pipeline-freeze`, 34-40 in the other
+    /// built-in dataflow scenarios (docs/perf.md); a deeper heap is slower,
+    /// so 100 errs in fdlab's favour.
     const HEAP_PENDING: usize = 100;
 
     /// The bare binary-heap loop over as many events as a measured run,
-    /// printed with the ratio of that run's events/s to the loop's.
-    pub fn heap_reference(what: &str, events: u64, wall: f64) {
+    /// printed with the ratio of that run's events/s to the loop's; returns
+    /// the loop's wall time.
+    pub fn heap_reference(what: &str, events: u64, wall: f64) -> f64 {
         let start = Instant::now();
         std::hint::black_box(fdlab_sim::baseline::heap_loop(events, HEAP_PENDING));
         let heap = start.elapsed().as_secs_f64();
@@ -570,6 +604,23 @@ pub mod sim {
             format!("bare binary-heap loop, {HEAP_PENDING} pending, no work"),
             events as f64 / heap / 1e6,
             heap / wall
+        );
+        heap
+    }
+
+    /// What the heap loop's pace leaves the simulator per event, once the
+    /// detectors' own work ([`detectors_alone`]) is paid, against what it
+    /// takes now.
+    pub fn budget(events: u64, wall: f64, alone: f64, heap: f64) {
+        let per_event = |secs: f64| secs / events as f64 * 1e9;
+        say!(
+            "  per event: the runs {:.1} ns, their detectors' calls alone {:.1} ns, the heap loop {:.1} ns: at the loop's pace\n  \
+             the rest of a run (queue, draws, links, stages, timers) would have {:.1} ns; it takes {:.1} ns",
+            per_event(wall),
+            per_event(alone),
+            per_event(heap),
+            per_event(heap - alone),
+            per_event(wall - alone)
         );
     }
 

@@ -391,6 +391,32 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Recording a run's detector calls changes nothing of the run, and
+    /// making the calls again alone gives every detector the run's verdict
+    /// changes (a call left out or mis-recorded shows up here).
+    #[test]
+    fn a_run_s_detector_calls_replayed_alone_give_its_verdicts(s in scenario(), seed in any::<u64>()) {
+        use fdlab_sim::engine::run_recording_calls;
+        prop_assume!(s.validate().is_ok());
+        let v = valid(&s);
+        let (a, _) = run(&v, seed, false);
+        let (b, calls) = run_recording_calls(&v, seed);
+        prop_assert_eq!(&a, &b);
+        let replayed = calls.replay();
+        let d = s.detectors.len();
+        prop_assert_eq!(replayed.changes.len(), a.pairs.len() * d);
+        for (p, pair) in a.pairs.iter().enumerate() {
+            for (k, timeline) in pair.detectors.iter().enumerate() {
+                let want: Vec<_> = timeline.changes.iter().map(|&(_, v)| v).collect();
+                prop_assert_eq!(&replayed.changes[p * d + k], &want, "pair {} detector {}", p, k);
+            }
+        }
+    }
+}
+
 /// The scenario, validated (every scenario a test runs must be valid).
 fn valid(s: &fdlab_sim::scenario::Scenario) -> fdlab_sim::valid::ValidScenario {
     fdlab_sim::valid::ValidScenario::new(s.clone()).expect("a valid test scenario")

@@ -16,6 +16,7 @@ use fdlab_protocol::{FailureDetector, Nanos, ProbeId};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+use super::calls::Call;
 use super::data_plane::Item;
 use super::ids::{IdVec, NodeId, SlotId, StreamId};
 use super::observer::Observer;
@@ -197,6 +198,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     pub(super) fn deliver_heartbeat(&mut self, stream: StreamId, local: Nanos) {
         for i in 0..self.hb.streams[stream].slots.len() {
             let slot = self.hb.streams[stream].slots[i];
+            self.note_call(slot, Call::Heartbeat(local));
             self.mon.detectors[slot].handle_heartbeat(local);
             self.after_input(slot);
         }
@@ -222,6 +224,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
                 self.log("deliver", to, Some(t), Some(det), || {
                     format!("probe reply {id}")
                 });
+                self.note_call(slot, Call::ProbeReply(local, ProbeId(id)));
                 self.mon.detectors[slot].handle_probe_reply(local, ProbeId(id));
                 self.after_input(slot);
             }

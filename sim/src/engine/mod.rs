@@ -32,9 +32,11 @@
 //! | `split.rs` | the public entry points; parts of a run that can run apart |
 //! | `fast.rs` | the run loop of a pair simulated on its own, with its fast path |
 //! | `observer.rs` | the replay's event log and score sampling |
+//! | `calls.rs` | a run's detector calls, recorded to be made again alone |
 //! | `ids.rs` | typed indices of all of the above |
 
 mod build;
+mod calls;
 mod data_plane;
 mod fast;
 mod faults;
@@ -63,11 +65,14 @@ use nodes::Node;
 use observer::Observer;
 use timers::Timers;
 
+pub use calls::{Call, CallLog, ReplayResult};
 pub use data_plane::{BACKPRESSURE_SHARE, STREAM_HEARTBEAT_BYTES};
 pub use liveness::LIVENESS_MESSAGE_BYTES;
 pub use nodes::DEGRADED_HEALTH_SCORE;
 pub use observer::LogRecord;
-pub use split::{part_count, run, run_with_scores, RunResult, MAX_PART_PAIRS, MIN_PARTS};
+pub use split::{
+    part_count, run, run_recording_calls, run_with_scores, RunResult, MAX_PART_PAIRS, MIN_PARTS,
+};
 
 /// What the queue holds: each kind names the thing that owns it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -166,6 +171,11 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     }
 
     fn start(&mut self) {
+        if O::CALLS {
+            for slot in self.mon.slots.ids() {
+                self.note_started(slot);
+            }
+        }
         for i in 0..self.actions.len() {
             let t = self.actions[i].0;
             self.push(t, Event::Fault { action: i as u32 });

@@ -12,6 +12,7 @@
 use fdlab_protocol::{Detector, FailureDetector, Frame, Nanos, Verdict};
 use rand_chacha::ChaCha8Rng;
 
+use super::calls::Call;
 use super::ids::{IdVec, NodeId, PairId, SlotId};
 use super::liveness::Msg;
 use super::observer::Observer;
@@ -128,6 +129,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
             let (m, _) = self.mon.slot_nodes(slot);
             let local = self.local(m);
             let jitter = RunPlan::probe_jitter(&mut self.mon.rngs[slot]);
+            self.note_call(slot, Call::StartProbing(local, jitter));
             self.mon.detectors[slot].handle_start_probing(local, jitter);
         }
         self.after_input(slot);
@@ -144,6 +146,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
             self.send_probes(slot);
         }
         self.record(slot);
+        self.note_call(slot, Call::PollTimeout);
         let Some(local_due) = self.mon.detectors[slot].poll_timeout() else {
             self.mon.slots[slot].deadline = Deadline::NEVER;
             return;
@@ -158,7 +161,11 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     #[inline(never)]
     fn send_probes(&mut self, slot: SlotId) {
         let (m, t) = self.mon.slot_nodes(slot);
-        while let Some(tx) = self.mon.detectors[slot].poll_transmit() {
+        loop {
+            self.note_call(slot, Call::PollTransmit);
+            let Some(tx) = self.mon.detectors[slot].poll_transmit() else {
+                break;
+            };
             let id = tx.probe.0;
             self.send(m, t, Msg::Probe { slot, id });
         }
@@ -171,6 +178,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
         if O::SAMPLES {
             self.sample_scores(slot);
         }
+        self.note_call(slot, Call::Verdict);
         let verdict = self.mon.detectors[slot].verdict();
         if verdict != self.mon.slots[slot].verdict {
             self.verdict_changed(slot, verdict);
@@ -206,6 +214,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
     pub(super) fn stream_frame(&mut self, pair: PairId, local: Nanos, frame: Frame) {
         for i in 0..self.mon.stream_dets.len() {
             let slot = self.mon.slot_of(pair, self.mon.stream_dets[i] as usize);
+            self.note_call(slot, Call::Frame(local, frame));
             self.mon.detectors[slot].handle_frame(local, frame);
             self.after_input(slot);
         }

@@ -14,6 +14,7 @@
 
 use fdlab_protocol::{FailureDetector, Frame, Nanos};
 
+use super::calls::Call;
 use super::data_plane::Item;
 use super::ids::NodeId;
 use super::observer::Observer;
@@ -192,6 +193,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
         let local = self.local(node);
         for i in 0..self.mon.by_monitor[node].len() {
             let slot = self.mon.by_monitor[node][i];
+            self.note_call(slot, Call::LocalHealth(local, score));
             self.mon.detectors[slot].handle_local_health(local, score);
             self.after_input(slot);
         }
@@ -207,6 +209,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
         // Detectors learn of the stall before the backlog reaches them.
         for i in 0..self.mon.by_monitor[node].len() {
             let slot = self.mon.by_monitor[node][i];
+            self.note_call(slot, Call::LocalStall(local, stall));
             self.mon.detectors[slot].handle_local_stall(local, stall);
             self.mon.slots[slot].deadline = Deadline::UNKNOWN;
             self.record(slot);
@@ -236,6 +239,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
             let slot = self.mon.by_monitor[node][i];
             let det = self.mon.slots[slot].det as usize;
             self.mon.detectors[slot] = self.scenario.start_detector(det, local);
+            self.note_started(slot);
             self.start_monitoring(slot);
         }
         for i in 0..self.hb.by_target[node].len() {

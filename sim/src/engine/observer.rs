@@ -9,6 +9,7 @@
 
 use fdlab_protocol::{Detector, Nanos};
 
+use super::calls::{Call, CallLog};
 use crate::clock::Clock;
 use crate::scores::ScoreSampler;
 
@@ -31,6 +32,9 @@ pub(crate) trait Observer {
     const LOGS: bool;
     /// Whether [`Observer::detector_input`] looks at anything.
     const SAMPLES: bool;
+    /// Whether [`Observer::call`] and [`Observer::started`] keep anything
+    /// (the engine notes no call otherwise).
+    const CALLS: bool = false;
 
     fn log(&mut self, record: LogRecord);
 
@@ -45,8 +49,19 @@ pub(crate) trait Observer {
         detector: &Detector,
     );
 
+    /// A call about to be made to slot `slot`'s detector.
+    fn call(&mut self, _slot: u32, _call: Call) {}
+
+    /// Slot `slot` has a new detector, `detector`.
+    fn started(&mut self, _slot: u32, _detector: &Detector) {}
+
     /// The log, if this observer keeps one.
     fn into_log(self) -> Option<Vec<LogRecord>>;
+
+    /// The detector calls, if this observer keeps them.
+    fn take_calls(&mut self) -> Option<CallLog> {
+        None
+    }
 }
 
 /// A plain run's observer: sees nothing.

@@ -16,6 +16,8 @@ pub(super) struct Part {
     pub(super) pairs: Vec<PairOutcome>,
     pub(super) events: u64,
     pub(super) log: Option<Vec<LogRecord>>,
+    /// The detector calls, when a [`super::calls::Recorder`] kept them.
+    pub(super) calls: Option<super::calls::CallLog>,
     /// The layout's pairs it simulated.
     pub(super) range: Range<usize>,
 }
@@ -52,6 +54,10 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
         Part {
             pairs,
             events: self.popped - self.uncounted,
+            calls: self.observer.take_calls().map(|mut calls| {
+                calls.slots = self.mon.slots.len();
+                calls
+            }),
             log: self.observer.into_log(),
             range: start..start + self.mon.layout_pairs.len(),
         }

@@ -21,6 +21,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::calls::{CallLog, Recorder};
 use super::observer::{LogRecord, Observer, Quiet, Replay};
 use super::outcome::{assemble, Part};
 use super::Simulation;
@@ -117,6 +118,7 @@ fn run_pairs(plan: &RunPlan<'_>, range: Range<usize>) -> Part {
         pairs: Vec::with_capacity(range.len()),
         events: 0,
         log: None,
+        calls: None,
         range: range.clone(),
     };
     for p in range {
@@ -142,6 +144,20 @@ pub fn run_with_scores(
         scores: Some(sampler),
     };
     run_whole(&plan, replay)
+}
+
+/// [`run`] in one pass over every pair, keeping every call it makes to its
+/// detectors, to be made again alone ([`CallLog::replay`]): the outcome is
+/// the one [`run`] gives.
+pub fn run_recording_calls(scenario: &ValidScenario, seed: u64) -> (RunOutcome, CallLog) {
+    let plan = RunPlan::build(scenario, seed);
+    let recorder = Recorder {
+        log: CallLog::default(),
+    };
+    let all = 0..plan.pairs().len();
+    let mut part = Simulation::new(&plan, all, recorder, EventQueue::new()).run();
+    let calls = part.calls.take().unwrap_or_default();
+    (assemble(&plan, vec![part]).0, calls)
 }
 
 /// One pass over every pair.

@@ -11,6 +11,7 @@
 
 use fdlab_protocol::{FailureDetector, Nanos};
 
+use super::calls::Call;
 use super::ids::{IdVec, NodeId, PairId, SlotId};
 use super::observer::Observer;
 use super::{Event, Simulation};
@@ -175,6 +176,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
             return cached.time();
         }
         let m = self.mon.slot_nodes(slot).0;
+        self.note_call(slot, Call::PollTimeout);
         let due = self.mon.detectors[slot]
             .poll_timeout()
             .map(|local_due| self.nodes[m].clock.true_at(local_due, self.now));
@@ -184,6 +186,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
 
     fn time_out(&mut self, slot: SlotId) {
         let local = self.local(self.mon.slot_nodes(slot).0);
+        self.note_call(slot, Call::Timeout(local));
         self.mon.detectors[slot].handle_timeout(local);
         self.after_input(slot);
     }
