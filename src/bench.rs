@@ -209,6 +209,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         let (all_events, all_wall, alone) = sim::builtin_dataflow(args.quick.then_some(2))?;
         sim::heap_reference("the pipeline above", events, wall);
         let heap = sim::heap_reference("the built-in dataflow scenarios", all_events, all_wall);
+        sim::wheel_reference(all_events, heap);
         sim::budget(all_events, all_wall, alone, heap);
     }
     if want(Part::Madsim) {
@@ -606,6 +607,19 @@ pub mod sim {
             heap / wall
         );
         heap
+    }
+
+    /// The same bare loop on fdlab's own event queue, beside the heap's.
+    pub fn wheel_reference(events: u64, heap: f64) {
+        let start = Instant::now();
+        std::hint::black_box(fdlab_sim::baseline::wheel_loop(events, HEAP_PENDING));
+        let wheel = start.elapsed().as_secs_f64();
+        say!(
+            "  {:<52}            {events:>11} events in {wheel:>7.2} s = {:>6.2} M events/s; {:.2}x the heap loop's",
+            format!("the same loop on fdlab's timing wheel, {HEAP_PENDING} pending"),
+            events as f64 / wheel / 1e6,
+            heap / wheel
+        );
     }
 
     /// What the heap loop's pace leaves the simulator per event, once the

@@ -9,6 +9,7 @@ use std::collections::BinaryHeap;
 use fdlab_protocol::fixed::FixedTimeoutConfig;
 use fdlab_protocol::{DetectorConfig, Nanos};
 
+use crate::queue::EventQueue;
 use crate::scenario::{DetectorSetup, Dist, MonitorCount, Network, Scenario, Topology, Workload};
 
 /// Nodes of the madsim comparison: every one sends a heartbeat to every
@@ -64,17 +65,22 @@ pub fn madsim_workload() -> Scenario {
     }
 }
 
+/// Delays of the bare loops' pushed events: a spread of about 1 to 10 ms, ns.
+const SPREAD_NS: u64 = 9_000_000;
+const BASE_NS: u64 = 1_000_000;
+
+/// The `i`th delay of the bare loops: a fixed spread, no randomness.
+fn delay(i: u64) -> u64 {
+    BASE_NS + i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % SPREAD_NS
+}
+
 /// Pops `events` events from a binary heap holding `pending` of them,
 /// pushing one back at a later time for each (a fixed spread of delays, no
 /// randomness, no work): the cost of a plain priority-queue event loop.
 /// Returns a checksum of the times popped, so that nothing is optimised away.
 pub fn heap_loop(events: u64, pending: usize) -> u64 {
-    /// Delays of the pushed events: a spread of about 1 to 10 ms, ns.
-    const SPREAD_NS: u64 = 9_000_000;
-    const BASE_NS: u64 = 1_000_000;
     let mut heap: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::with_capacity(pending + 1);
     let mut seq = 0u64;
-    let delay = |i: u64| BASE_NS + i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % SPREAD_NS;
     for i in 0..pending as u64 {
         heap.push(Reverse((delay(i), seq)));
         seq += 1;
@@ -91,6 +97,29 @@ pub fn heap_loop(events: u64, pending: usize) -> u64 {
     sum
 }
 
+/// [`heap_loop`] on fdlab's own event queue (the timing wheel of
+/// [`EventQueue`], with an event of the engine's size as the item): what
+/// the queue costs a run's event with no handler, beside the heap's.
+/// Returns the same checksum as [`heap_loop`] given the same arguments.
+pub fn wheel_loop(events: u64, pending: usize) -> u64 {
+    let mut queue: EventQueue<[u64; 2]> = EventQueue::new();
+    let mut seq = 0u64;
+    for i in 0..pending as u64 {
+        queue.push(delay(i), [seq, 0]);
+        seq += 1;
+    }
+    let mut sum = 0u64;
+    for _ in 0..events {
+        let Some((time, _)) = queue.pop() else {
+            break;
+        };
+        sum = sum.wrapping_add(time);
+        queue.push(time + delay(seq), [seq, 0]);
+        seq += 1;
+    }
+    sum
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +130,13 @@ mod tests {
         assert_eq!(heap_loop(1_000, 16), heap_loop(1_000, 16));
         assert_ne!(heap_loop(1_000, 16), heap_loop(1_001, 16));
         assert_eq!(heap_loop(0, 16), 0);
+    }
+
+    #[test]
+    fn the_wheel_loop_pops_what_the_heap_loop_pops() {
+        for (events, pending) in [(0, 16), (1, 1), (10_000, 100), (100_000, 140)] {
+            assert_eq!(wheel_loop(events, pending), heap_loop(events, pending));
+        }
     }
 
     #[test]
