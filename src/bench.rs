@@ -606,29 +606,37 @@ pub mod sim {
     /// printed with the ratio of that run's events/s to the loop's; returns
     /// the loop's wall time.
     pub fn heap_reference(what: &str, events: u64, wall: f64) -> f64 {
-        let start = Instant::now();
-        std::hint::black_box(fdlab_sim::baseline::heap_loop(events, HEAP_PENDING));
-        let heap = start.elapsed().as_secs_f64();
-        say!(
-            "  {:<52}            {events:>11} events in {heap:>7.2} s = {:>6.2} M events/s; {what} ran at {:.2}x the loop's events/s",
-            format!("bare binary-heap loop, {HEAP_PENDING} pending, no work"),
-            events as f64 / heap / 1e6,
-            heap / wall
-        );
-        heap
+        let label = format!("bare binary-heap loop, {HEAP_PENDING} pending, no work");
+        bare_row(&label, fdlab_sim::baseline::heap_loop, events, |heap| {
+            format!("{what} ran at {:.2}x the loop's events/s", heap / wall)
+        })
     }
 
     /// The same bare loop on fdlab's own event queue, beside the heap's.
     pub fn wheel_reference(events: u64, heap: f64) {
+        let label = format!("the same loop on fdlab's timing wheel, {HEAP_PENDING} pending");
+        bare_row(&label, fdlab_sim::baseline::wheel_loop, events, |wheel| {
+            format!("{:.2}x the heap loop's", heap / wheel)
+        });
+    }
+
+    /// Times `bare_loop` over `events` events and prints its row, ended by
+    /// what `compared` says of its wall time; returns that time.
+    fn bare_row(
+        label: &str,
+        bare_loop: fn(u64, usize) -> u64,
+        events: u64,
+        compared: impl FnOnce(f64) -> String,
+    ) -> f64 {
         let start = Instant::now();
-        std::hint::black_box(fdlab_sim::baseline::wheel_loop(events, HEAP_PENDING));
-        let wheel = start.elapsed().as_secs_f64();
+        std::hint::black_box(bare_loop(events, HEAP_PENDING));
+        let secs = start.elapsed().as_secs_f64();
         say!(
-            "  {:<52}            {events:>11} events in {wheel:>7.2} s = {:>6.2} M events/s; {:.2}x the heap loop's",
-            format!("the same loop on fdlab's timing wheel, {HEAP_PENDING} pending"),
-            events as f64 / wheel / 1e6,
-            heap / wheel
+            "  {label:<52}            {events:>11} events in {secs:>7.2} s = {:>6.2} M events/s; {}",
+            events as f64 / secs / 1e6,
+            compared(secs)
         );
+        secs
     }
 
     /// What the heap loop's pace leaves the simulator per event, once the
