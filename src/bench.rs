@@ -659,33 +659,40 @@ pub mod sim {
     }
 
     /// fdlab's side of the madsim comparison (issue 9/9): the workload
-    /// simulated, its metrics computed, on one thread; `cargo simbench`
-    /// runs madsim's side and this in one process.
+    /// simulated, its metrics computed, on one thread and on all; `cargo
+    /// simbench` runs madsim's side beside the same.
     pub fn madsim_workload() -> Result<(), String> {
         let scenario = ValidScenario::new(fdlab_sim::baseline::madsim_workload())
             .map_err(|e| e.to_string())?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .map_err(|e| e.to_string())?;
-        let start = Instant::now();
-        let events = pool.install(|| {
-            let (outcome, _) = run(&scenario, 1, false);
-            let events = outcome.events;
-            let result = fdlab_reports::metrics::ScenarioResult {
-                scenario: scenario.name.clone(),
-                runs: vec![outcome],
-            };
-            std::hint::black_box(fdlab_reports::metrics::scenario_metrics(&result));
-            events
-        });
-        let wall = start.elapsed().as_secs_f64();
-        say!(
-            "  {:<52}    1 thr {events:>11} events in {wall:>7.2} s = {:>6.2} M events/s (madsim's side: cargo simbench)",
-            "madsim workload: 10 nodes all-to-all, 10 ms, 1000 s",
-            events as f64 / wall / 1e6
-        );
-        heap_reference("the madsim workload", events, wall);
+        let mut one_thread = None;
+        let all = rayon::current_num_threads();
+        for threads in std::iter::once(1).chain((all > 1).then_some(all)) {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .map_err(|e| e.to_string())?;
+            let start = Instant::now();
+            let events = pool.install(|| {
+                let (outcome, _) = run(&scenario, 1, false);
+                let events = outcome.events;
+                let result = fdlab_reports::metrics::ScenarioResult {
+                    scenario: scenario.name.clone(),
+                    runs: vec![outcome],
+                };
+                std::hint::black_box(fdlab_reports::metrics::scenario_metrics(&result));
+                events
+            });
+            let wall = start.elapsed().as_secs_f64();
+            say!(
+                "  {:<52} {threads:>4} thr {events:>11} events in {wall:>7.2} s = {:>6.2} M events/s (madsim's side: cargo simbench)",
+                "madsim workload: 10 nodes all-to-all, 10 ms, 1000 s",
+                events as f64 / wall / 1e6
+            );
+            one_thread.get_or_insert((events, wall));
+        }
+        if let Some((events, wall)) = one_thread {
+            heap_reference("the madsim workload on one thread", events, wall);
+        }
         Ok(())
     }
 
