@@ -12,7 +12,7 @@ use fdlab_protocol::Nanos;
 use fdlab_sim::engine::{part_count, run};
 use fdlab_sim::valid::ValidScenario;
 
-use crate::bench::sim::big_mesh;
+use crate::bench_sim::big_mesh;
 
 /// The highest peak memory seen before a reset (KiB), so that the whole
 /// benchmark's peak still counts the runs measured before it.

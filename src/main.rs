@@ -11,6 +11,7 @@ mod bench_cluster;
 mod bench_lockrpc;
 mod bench_mesh;
 mod bench_placement;
+mod bench_sim;
 mod bench_swarm;
 mod budget;
 mod check;
