@@ -141,37 +141,35 @@ impl<T: Copy> SmallQueue<T> {
         true
     }
 
-    /// The earliest item beyond the cells, when it comes before `min`.
-    #[cold]
-    #[inline(never)]
-    fn pop_far(&mut self, min: u128) -> Option<(u64, T)> {
-        if self.far.peek().is_none_or(|Reverse(f)| f.key > min) {
-            return None;
+    /// Uses up the sequence number a [`Queue::push`] now would take, for an
+    /// item the caller keeps out of the queue and compares with
+    /// [`SmallQueue::pop_before`] (as if it were queued).
+    #[inline(always)]
+    pub fn take_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// The earliest item, when it comes before an item kept out of the
+    /// queue at `time` with the sequence number `seq` of
+    /// [`SmallQueue::take_seq`]; otherwise none, and the kept item counts
+    /// as popped (nothing is due before it). The two together pop in the
+    /// queue's order.
+    #[inline(always)]
+    pub fn pop_before(&mut self, time: u64, seq: u64) -> Option<(u64, T)> {
+        debug_assert!(time >= self.floor, "an item kept out of turn in the past");
+        let popped = self.pop_below(key(time, seq));
+        if popped.is_none() {
+            self.floor = time;
         }
-        let Reverse(far) = self.far.pop()?;
-        let time = (far.key >> 64) as u64;
-        self.floor = time;
-        Some((time, far.item))
-    }
-}
-
-impl<T: Copy> Queue<T> for SmallQueue<T> {
-    #[inline(always)]
-    fn push(&mut self, time: u64, item: T) {
-        self.seq += 1;
-        self.insert(time, self.seq, item);
+        popped
     }
 
+    /// The earliest item whose key is below `bound`: a pass over the
+    /// occupied cells (a few).
     #[inline(always)]
-    fn push_last(&mut self, time: u64, item: T) {
-        self.seq += 1;
-        self.insert(time, self.seq | LAST_CLASS, item);
-    }
-
-    /// The earliest item: a pass over the occupied cells (a few).
-    #[inline(always)]
-    fn pop(&mut self) -> Option<(u64, T)> {
-        let mut min = u128::MAX;
+    fn pop_below(&mut self, bound: u128) -> Option<(u64, T)> {
+        let mut min = bound;
         let mut cell = CELLS;
         let mut bits = self.used;
         while bits != 0 {
@@ -196,6 +194,39 @@ impl<T: Copy> Queue<T> for SmallQueue<T> {
         self.floor = time;
         Some((time, self.items[cell]))
     }
+
+    /// The earliest item beyond the cells, when it comes before `min`.
+    #[cold]
+    #[inline(never)]
+    fn pop_far(&mut self, min: u128) -> Option<(u64, T)> {
+        if self.far.peek().is_none_or(|Reverse(f)| f.key >= min) {
+            return None;
+        }
+        let Reverse(far) = self.far.pop()?;
+        let time = (far.key >> 64) as u64;
+        self.floor = time;
+        Some((time, far.item))
+    }
+}
+
+impl<T: Copy> Queue<T> for SmallQueue<T> {
+    #[inline(always)]
+    fn push(&mut self, time: u64, item: T) {
+        self.seq += 1;
+        self.insert(time, self.seq, item);
+    }
+
+    #[inline(always)]
+    fn push_last(&mut self, time: u64, item: T) {
+        self.seq += 1;
+        self.insert(time, self.seq | LAST_CLASS, item);
+    }
+
+    /// The earliest item.
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u64, T)> {
+        self.pop_below(u128::MAX)
+    }
 }
 
 #[cfg(test)]
@@ -206,22 +237,40 @@ mod tests {
 
     proptest! {
         /// Same order as the timing wheel, under interleaved pushes of both
-        /// classes (some before the last pop), pops and items taken out of
-        /// turn, at every time scale.
+        /// classes (some before the last pop), pops, items taken out of
+        /// turn and an item kept out of the queue, at every time scale.
         #[test]
-        fn matches_the_timing_wheel(ops in proptest::collection::vec((0u8..4, 0u64..100_000_000_000, 0u8..10, any::<bool>()), 1..500)) {
+        fn matches_the_timing_wheel(ops in proptest::collection::vec((0u8..5, 0u64..100_000_000_000, 0u8..10, any::<bool>()), 1..500)) {
             let mut q = SmallQueue::new();
             let mut wheel = EventQueue::new();
             let mut now = 0u64;
             let mut id = 0u64;
+            // `(time, seq, id)` of the item kept out of the queue.
+            let mut kept: Option<(u64, u64, u64)> = None;
+            let pop = |q: &mut SmallQueue<u64>, kept: &mut Option<(u64, u64, u64)>| match *kept {
+                Some((time, seq, id)) => q.pop_before(time, seq).or_else(|| {
+                    *kept = None;
+                    Some((time, id))
+                }),
+                None => q.pop(),
+            };
             for (op, delta, scale, past) in ops {
+                if op == 4 {
+                    if kept.is_none() {
+                        let time = now + delta / 10u64.pow(u32::from(scale));
+                        id += 1;
+                        Queue::push(&mut wheel, time, id);
+                        kept = Some((time, q.take_seq(), id));
+                    }
+                    continue;
+                }
                 if op == 3 {
                     // Out of turn: taken only when it is the next item (the
                     // wheel, given it too, pops it at once), else queued.
                     let time = now + delta / 10u64.pow(u32::from(scale));
                     id += 1;
                     Queue::push(&mut wheel, time, id);
-                    if q.take_if_next(time) {
+                    if kept.is_none() && q.take_if_next(time) {
                         prop_assert_eq!(wheel.pop(), Some((time, id)));
                         now = time;
                     } else {
@@ -230,7 +279,7 @@ mod tests {
                     continue;
                 }
                 if op == 0 {
-                    let got = q.pop();
+                    let got = pop(&mut q, &mut kept);
                     prop_assert_eq!(got, wheel.pop());
                     if let Some((t, _)) = got {
                         now = t;
@@ -247,9 +296,9 @@ mod tests {
                         Queue::push(&mut wheel, time, id);
                     }
                 }
-                prop_assert_eq!(q.len(), wheel.len());
+                prop_assert_eq!(q.len() + usize::from(kept.is_some()), wheel.len());
             }
-            while let Some(got) = q.pop() {
+            while let Some(got) = pop(&mut q, &mut kept) {
                 prop_assert_eq!(Some(got), wheel.pop());
             }
             prop_assert!(wheel.is_empty());

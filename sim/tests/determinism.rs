@@ -288,11 +288,6 @@ proptest! {
 /// single pass (a traced run is never split).
 #[test]
 fn a_split_mesh_run_equals_the_single_pass() {
-    let topology = Topology::Mesh {
-        nodes: 60,
-        monitors_per_node: MonitorCount::Count(5),
-    };
-    let names = topology.node_names();
     let kinds = [
         FaultKind::Crash,
         FaultKind::Restart,
@@ -302,6 +297,32 @@ fn a_split_mesh_run_equals_the_single_pass() {
         FaultKind::Loss,
         FaultKind::Clock,
     ];
+    split_equals_whole(&kinds, detectors(false));
+}
+
+/// The same on the fast path of a pair simulated alone (`engine/fast.rs`:
+/// no partition, link fault nor probing detector), with two heartbeat
+/// intervals per pair (two streams, two ticks pending) and every fault of a
+/// node: crashes, restarts, pauses, loss and clocks.
+#[test]
+fn a_split_mesh_run_on_the_fast_path_equals_the_single_pass() {
+    let kinds = [
+        FaultKind::Crash,
+        FaultKind::Restart,
+        FaultKind::Pause,
+        FaultKind::Clock,
+    ];
+    let mut heartbeats = detectors(false);
+    heartbeats.retain(|d| !matches!(d.config, DetectorConfig::AdaptiveProbe(_)));
+    split_equals_whole(&kinds, heartbeats);
+}
+
+fn split_equals_whole(kinds: &[FaultKind], detectors: Vec<DetectorSetup>) {
+    let topology = Topology::Mesh {
+        nodes: 60,
+        monitors_per_node: MonitorCount::Count(5),
+    };
+    let names = topology.node_names();
     let faults = kinds
         .iter()
         .enumerate()
@@ -328,7 +349,7 @@ fn a_split_mesh_run_equals_the_single_pass() {
             ..Default::default()
         },
         workload: Workload::default(),
-        detectors: detectors(false),
+        detectors,
         faults,
         random_faults: Vec::new(),
         clocks: vec![ClockSetup {

@@ -1,7 +1,8 @@
 //! The run loop of one monitored pair simulated on its own (see [`super::split`]),
-//! with the two events that make nearly all of a mesh's traffic handled
-//! on a fast path: a heartbeat tick and a heartbeat's arrival, while the
-//! node that owns the event is up.
+//! with the three events that make nearly all of a mesh's traffic handled
+//! on a fast path: a heartbeat tick, a heartbeat's arrival and a firing of
+//! the pair's timer that finds no deadline come, while the node that owns
+//! the event is up.
 //!
 //! A pair on its own has two nodes, one pair and a few streams and slots:
 //! the general handlers' indirections (which pair a stream serves, which
@@ -13,9 +14,11 @@
 //! split run with the traced whole run, which never takes this path). A
 //! heartbeat that arrives before every other event of its pair is handled
 //! as soon as it is sent, without a trip through the queue, with the
-//! sequence number it would have had there.
-//! Everything else (timers, faults, events of a paused or crashed node,
-//! probes, partitions, link faults) goes to [`Simulation::dispatch`].
+//! sequence number it would have had there; the next tick waits beside
+//! the queue, not in it, with its sequence number too.
+//! Everything else (deadlines that come, faults, events of a paused or
+//! crashed node, probes, partitions, link faults) goes to
+//! [`Simulation::dispatch`].
 
 use std::ops::Range;
 
@@ -32,6 +35,17 @@ use super::timers::Deadline;
 use super::{Event, Simulation};
 use crate::queue::Queue;
 use crate::small_queue::SmallQueue;
+
+/// A pair's next heartbeat tick, kept out of its queue: a push and a pop
+/// of the queue's cells less per heartbeat. It pops in the queue's order
+/// ([`SmallQueue::pop_before`]) with the sequence number its push would
+/// have had.
+#[derive(Clone, Copy)]
+struct KeptTick {
+    time: u64,
+    seq: u64,
+    event: Event,
+}
 
 impl Simulation<'_, Quiet, SmallQueue<Event>> {
     /// Runs a one-pair part to the end (as [`Simulation::run`] does).
@@ -72,7 +86,21 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
         let fast = !probing && spans.iter().all(|s| !s.is_empty());
         self.start();
         let end = self.scenario.duration.as_nanos();
-        while let Some((time, event)) = self.queue.pop() {
+        let mut kept: Option<KeptTick> = None;
+        loop {
+            let (time, event) = match kept {
+                Some(tick) => self
+                    .queue
+                    .pop_before(tick.time, tick.seq)
+                    .unwrap_or_else(|| {
+                        kept = None;
+                        (tick.time, tick.event)
+                    }),
+                None => match self.queue.pop() {
+                    Some(popped) => popped,
+                    None => break,
+                },
+            };
             if time > end {
                 break;
             }
@@ -82,7 +110,8 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
             match event {
                 Event::HeartbeatTick { stream, gen } if plain && fast && self.runs_now(t) => {
                     let span = spans[stream.ix()].clone();
-                    let Some(at) = self.fast_tick(stream, gen, t, span.clone(), end) else {
+                    let Some(at) = self.fast_tick(stream, gen, t, span.clone(), end, &mut kept)
+                    else {
                         continue;
                     };
                     // The heartbeat's arrival is the pair's next event, not
@@ -101,6 +130,11 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
                     msg: Msg::Heartbeat { stream },
                 } if fast && self.runs_now(m) => {
                     self.fast_arrive(m, spans[stream.ix()].clone());
+                }
+                Event::PairTimer { pair, gen } if self.runs_now(m) => {
+                    if !self.fast_timer(pair, gen) {
+                        self.dispatch_other(event);
+                    }
                 }
                 _ => self.dispatch_other(event),
             }
@@ -136,7 +170,9 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
     /// pair (nearly always: its latency is short beside the interval) is
     /// not queued: its arrival time is returned, to be handled at once,
     /// which saves a push and a pop per heartbeat. It takes the sequence
-    /// number it would have had, so the queue's order is unchanged.
+    /// number it would have had, so the queue's order is unchanged. The
+    /// next tick is `kept` out of the queue, with its sequence number,
+    /// unless a tick already is (a pair with a stream per interval).
     #[inline(always)]
     fn fast_tick(
         &mut self,
@@ -145,6 +181,7 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
         t: NodeId,
         span: Range<usize>,
         end: u64,
+        kept: &mut Option<KeptTick>,
     ) -> Option<Nanos> {
         let now = self.now;
         let Simulation {
@@ -174,14 +211,28 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
         let next = clock.true_at(clock.local(now) + st.interval, now + Nanos(1));
         let tick = Event::HeartbeatTick { stream, gen };
         // Pushed now, the arrival would come before the next tick (which
-        // is pushed after it) unless that tick is earlier.
-        let taken = arrival
-            .filter(|&at| at.as_nanos() <= end && at <= next && queue.take_if_next(at.as_nanos()));
+        // is pushed after it) unless that tick is earlier; a tick kept out
+        // of the queue may come before it (not looked at: a rare case).
+        let taken = arrival.filter(|&at| {
+            kept.is_none()
+                && at.as_nanos() <= end
+                && at <= next
+                && queue.take_if_next(at.as_nanos())
+        });
         if let (Some(at), None) = (arrival, taken) {
             let msg = Msg::Heartbeat { stream };
             queue.push(at.as_nanos(), Event::Arrive { msg });
         }
-        queue.push(next.as_nanos(), tick);
+        if kept.is_none() {
+            let (time, seq) = (next.as_nanos(), queue.take_seq());
+            *kept = Some(KeptTick {
+                time,
+                seq,
+                event: tick,
+            });
+        } else {
+            queue.push(next.as_nanos(), tick);
+        }
         taken
     }
 
@@ -221,6 +272,36 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
         if changed != 0 {
             note_changes(mon, first..first + len, changed, now);
         }
+    }
+
+    /// [`Simulation::pair_timer`] of a firing that finds no deadline come
+    /// (nearly every one: the inputs since it was pushed have moved the
+    /// deadlines back), whose monitor is up: the timer goes to the earliest
+    /// deadline, as the general path leaves it, without the general
+    /// dispatch's call. Returns false, having changed nothing, when a
+    /// deadline has come (or is unknown): the general path serves it.
+    #[inline(always)]
+    fn fast_timer(&mut self, pair: PairId, gen: u32) -> bool {
+        let Simulation {
+            mon, timers, queue, ..
+        } = self;
+        let timer = &mut timers.pairs[pair];
+        if !timer.is_pending(gen) {
+            return true;
+        }
+        let first = mon.slot_of(pair, 0).ix();
+        let earliest = mon.slots.as_slice()[first..first + mon.dets.len()]
+            .iter()
+            .fold(Deadline::NEVER.0, |min, s| min.min(s.deadline.0));
+        if earliest <= self.now.as_nanos() {
+            return false;
+        }
+        debug_assert!(timers.serving.is_none());
+        let next = Deadline(earliest).time();
+        if let (Some(at), Some(gen)) = (next, timer.refire(next)) {
+            queue.push_last(at.as_nanos(), Event::PairTimer { pair, gen });
+        }
+        true
     }
 }
 

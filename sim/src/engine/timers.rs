@@ -77,6 +77,24 @@ impl PairTimer {
         self.gen += 1;
         Some(self.gen)
     }
+
+    /// Whether the event of generation `gen` is this timer's pending one
+    /// (not one it has since replaced).
+    #[inline(always)]
+    pub(super) fn is_pending(&self, gen: u32) -> bool {
+        self.gen == gen
+    }
+
+    /// After a firing that served no detector: the pending event goes to
+    /// `next`, the earliest deadline (none: no event); the generation of the
+    /// event to push there.
+    #[inline(always)]
+    pub(super) fn refire(&mut self, next: Option<Nanos>) -> Option<u32> {
+        self.at = next;
+        next?;
+        self.gen += 1;
+        Some(self.gen)
+    }
 }
 
 /// Every pair's timer.
