@@ -165,11 +165,16 @@ impl FixedTimeout {
 
 impl FailureDetector for FixedTimeout {
     fn handle_heartbeat(&mut self, now: Nanos) {
+        if self.continuous() {
+            // `evaluate`'s verdict would be replaced at once: classified
+            // once, after the heartbeat.
+            self.now = self.now.max(now);
+            self.last = self.last.max(now);
+            self.verdict = self.classify(self.now);
+            return;
+        }
         self.evaluate(now);
         self.last = self.last.max(now);
-        if self.continuous() {
-            self.verdict = self.classify(self.now);
-        }
     }
 
     fn handle_timeout(&mut self, now: Nanos) {
