@@ -17,6 +17,9 @@ pub struct Clock {
     anchor_true: u64,
     anchor_local: i64,
     rate: f64,
+    /// `rate == 1.0`, kept: a flag is one test on every reading, a float
+    /// comparison three instructions and a load.
+    exact: bool,
 }
 
 impl Default for Clock {
@@ -25,6 +28,7 @@ impl Default for Clock {
             anchor_true: 0,
             anchor_local: LOCAL_EPOCH.as_nanos() as i64,
             rate: 1.0,
+            exact: true,
         }
     }
 }
@@ -46,13 +50,14 @@ impl Clock {
             anchor_true: 0,
             anchor_local: LOCAL_EPOCH.as_nanos() as i64 + offset,
             rate: 1.0 + drift,
+            exact: 1.0 + drift == 1.0,
         }
     }
 
     #[inline(always)]
     fn local_i64(&self, at: Nanos) -> i64 {
         let elapsed = at.as_nanos().saturating_sub(self.anchor_true);
-        let scaled = if self.rate == 1.0 {
+        let scaled = if self.exact {
             elapsed as i64
         } else {
             drifted(elapsed, self.rate)
@@ -72,7 +77,7 @@ impl Clock {
         if self.local_i64(not_before) >= target {
             return not_before;
         }
-        if self.rate == 1.0 {
+        if self.exact {
             // A clock without drift is a shift: invert it exactly.
             let ahead = (target - self.anchor_local) as u64;
             return Nanos(self.anchor_true.saturating_add(ahead)).max(not_before);
@@ -108,6 +113,7 @@ impl Clock {
     pub fn set_drift(&mut self, at: Nanos, drift: f64) {
         self.reanchor(at);
         self.rate = 1.0 + drift;
+        self.exact = self.rate == 1.0;
     }
 
     fn reanchor(&mut self, at: Nanos) {
