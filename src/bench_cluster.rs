@@ -13,7 +13,7 @@ use std::time::Instant;
 use fdlab_protocol::Nanos;
 use fdlab_sim::membership;
 use fdlab_sim::scenario::{
-    Dist, Fault, FaultKind, MembershipSetup, MonitorCount, Network, Scenario, Topology, Workload,
+    Dist, Fault, FaultKind, MembershipSetup, MonitorCount, Network, Scenario, Topology,
 };
 use fdlab_sim::valid::ValidScenario;
 
@@ -25,15 +25,11 @@ const START_SPREAD: Nanos = Nanos::from_secs(60);
 
 /// The benchmark cluster: `silos` silos for `duration`, one crash half way.
 pub fn cluster(silos: u32, duration: Nanos) -> Scenario {
+    let topology = Topology::Mesh {
+        nodes: silos,
+        monitors_per_node: MonitorCount::All,
+    };
     Scenario {
-        name: "bench-orleans".into(),
-        description: String::new(),
-        duration,
-        seeds: 1,
-        topology: Topology::Mesh {
-            nodes: silos,
-            monitors_per_node: MonitorCount::All,
-        },
         network: Network {
             latency: Dist::Lognormal {
                 median: Nanos::from_millis(1),
@@ -41,22 +37,17 @@ pub fn cluster(silos: u32, duration: Nanos) -> Scenario {
             },
             ..Default::default()
         },
-        workload: Workload::default(),
-        detectors: Vec::new(),
         faults: vec![Fault {
             kind: Some(FaultKind::Crash),
             node: Some("n7".into()),
             at: Some(Nanos(duration.as_nanos() / 2)),
             ..Default::default()
         }],
-        random_faults: Vec::new(),
-        clocks: Vec::new(),
         membership: Some(MembershipSetup {
             start_spread: START_SPREAD,
             ..Default::default()
         }),
-        placement: None,
-        lockrpc: None,
+        ..Scenario::new("bench-orleans", topology, duration)
     }
 }
 

@@ -14,7 +14,6 @@ use fdlab_protocol::{DetectorConfig, Nanos};
 use fdlab_sim::engine::{part_count, run, run_recording_calls};
 use fdlab_sim::scenario::{
     DetectorSetup, Dist, Expect, Fault, FaultKind, MonitorCount, Network, Scenario, Topology,
-    Workload,
 };
 use fdlab_sim::valid::ValidScenario;
 
@@ -47,11 +46,6 @@ fn scenario(
     duration: Nanos,
 ) -> Scenario {
     Scenario {
-        name: name.into(),
-        description: String::new(),
-        duration,
-        seeds: 1,
-        topology,
         network: Network {
             latency: Dist::Lognormal {
                 median: Nanos::from_millis(1),
@@ -59,14 +53,9 @@ fn scenario(
             },
             ..Default::default()
         },
-        workload: Workload::default(),
         detectors,
         faults: vec![fault],
-        random_faults: Vec::new(),
-        clocks: Vec::new(),
-        membership: None,
-        placement: None,
-        lockrpc: None,
+        ..Scenario::new(name, topology, duration)
     }
 }
 

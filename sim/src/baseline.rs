@@ -10,7 +10,7 @@ use fdlab_protocol::fixed::FixedTimeoutConfig;
 use fdlab_protocol::{DetectorConfig, Nanos};
 
 use crate::queue::EventQueue;
-use crate::scenario::{DetectorSetup, Dist, MonitorCount, Network, Scenario, Topology, Workload};
+use crate::scenario::{DetectorSetup, Dist, MonitorCount, Network, Scenario, Topology};
 
 /// Nodes of the madsim comparison: every one sends a heartbeat to every
 /// other one.
@@ -30,16 +30,13 @@ const MADSIM_TIMEOUT: Nanos = Nanos::from_millis(30);
 /// every one monitoring every other with a fixed timeout over heartbeats
 /// every [`MADSIM_HEARTBEAT`], uniform 1-10 ms links, no fault, one seed.
 pub fn madsim_workload() -> Scenario {
+    let topology = Topology::Mesh {
+        nodes: MADSIM_NODES,
+        monitors_per_node: MonitorCount::All,
+    };
     Scenario {
-        name: "madsim-workload".into(),
         description: "10 nodes, all-to-all heartbeats every 10 ms over uniform 1-10 ms links"
             .into(),
-        duration: MADSIM_DURATION,
-        seeds: 1,
-        topology: Topology::Mesh {
-            nodes: MADSIM_NODES,
-            monitors_per_node: MonitorCount::All,
-        },
         network: Network {
             latency: Dist::Uniform {
                 min: MADSIM_LATENCY_MIN,
@@ -47,7 +44,6 @@ pub fn madsim_workload() -> Scenario {
             },
             ..Default::default()
         },
-        workload: Workload::default(),
         detectors: vec![DetectorSetup {
             name: "fixed-30ms".into(),
             config: DetectorConfig::FixedTimeout(FixedTimeoutConfig {
@@ -56,12 +52,7 @@ pub fn madsim_workload() -> Scenario {
                 ..Default::default()
             }),
         }],
-        faults: Vec::new(),
-        random_faults: Vec::new(),
-        clocks: Vec::new(),
-        membership: None,
-        placement: None,
-        lockrpc: None,
+        ..Scenario::new("madsim-workload", topology, MADSIM_DURATION)
     }
 }
 

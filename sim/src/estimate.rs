@@ -480,30 +480,19 @@ mod tests {
     /// every detector.
     #[test]
     fn a_split_run_holds_outcomes_not_every_detector() {
-        use crate::scenario::{DetectorSetup, Fault, MonitorCount, Network, Workload};
+        use crate::scenario::{DetectorSetup, Fault, MonitorCount};
         use fdlab_protocol::phi::PhiAccrualConfig;
         use fdlab_protocol::DetectorConfig;
+        let topology = Topology::Mesh {
+            nodes: 10_000,
+            monitors_per_node: MonitorCount::Count(10),
+        };
         let mut s = Scenario {
-            name: "mesh".into(),
-            description: String::new(),
-            duration: Nanos::from_secs(60),
-            seeds: 1,
-            topology: Topology::Mesh {
-                nodes: 10_000,
-                monitors_per_node: MonitorCount::Count(10),
-            },
-            network: Network::default(),
-            workload: Workload::default(),
             detectors: vec![DetectorSetup {
                 name: "phi".into(),
                 config: DetectorConfig::PhiAccrual(PhiAccrualConfig::default()),
             }],
-            faults: Vec::new(),
-            random_faults: Vec::new(),
-            clocks: Vec::new(),
-            membership: None,
-            placement: None,
-            lockrpc: None,
+            ..Scenario::new("mesh", topology, Nanos::from_secs(60))
         };
         let split = estimate(&s);
         assert!(split_run(&s));

@@ -121,17 +121,11 @@ mod tests {
     }
 
     fn scenario() -> Scenario {
+        let topology = Topology::Mesh {
+            nodes: 3,
+            monitors_per_node: MonitorCount::All,
+        };
         Scenario {
-            name: "t".into(),
-            description: String::new(),
-            duration: Nanos::from_secs(10),
-            seeds: 1,
-            topology: Topology::Mesh {
-                nodes: 3,
-                monitors_per_node: MonitorCount::All,
-            },
-            network: Default::default(),
-            workload: Default::default(),
             detectors: vec![
                 setup(
                     "a",
@@ -143,12 +137,7 @@ mod tests {
                     DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
                 ),
             ],
-            faults: Vec::new(),
-            random_faults: Vec::new(),
-            clocks: Vec::new(),
-            membership: None,
-            placement: None,
-            lockrpc: None,
+            ..Scenario::new("t", topology, Nanos::from_secs(10))
         }
     }
 

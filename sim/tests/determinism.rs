@@ -202,10 +202,6 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 let dataflow = matches!(topology, Topology::Dataflow { .. });
                 let pick = |i: usize| names[i % names.len()].clone();
                 Scenario {
-                    name: "random".into(),
-                    description: String::new(),
-                    duration: ms(10_000),
-                    seeds: 1,
                     network: Network {
                         latency,
                         loss,
@@ -250,10 +246,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     } else {
                         Vec::new()
                     },
-                    membership: None,
-                    placement: None,
-                    lockrpc: None,
-                    topology,
+                    ..Scenario::new("random", topology, ms(10_000))
                 }
             },
         )
@@ -335,11 +328,6 @@ fn split_equals_whole(kinds: &[FaultKind], detectors: Vec<DetectorSetup>) {
         })
         .collect();
     let s = Scenario {
-        name: "split".into(),
-        description: String::new(),
-        duration: ms(12_000),
-        seeds: 1,
-        topology,
         network: Network {
             latency: Dist::Lognormal {
                 median: ms(1),
@@ -348,18 +336,14 @@ fn split_equals_whole(kinds: &[FaultKind], detectors: Vec<DetectorSetup>) {
             loss: 0.01,
             ..Default::default()
         },
-        workload: Workload::default(),
         detectors,
         faults,
-        random_faults: Vec::new(),
         clocks: vec![ClockSetup {
             node: names[5].clone(),
             drift: 0.002,
             offset: SignedNanos(3_000_000),
         }],
-        membership: None,
-        placement: None,
-        lockrpc: None,
+        ..Scenario::new("split", topology, ms(12_000))
     };
     s.validate().unwrap();
     assert!(part_count(&valid(&s), 3) > 2, "the test must split the run");

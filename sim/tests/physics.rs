@@ -165,12 +165,8 @@ fn a_deadline_meeting_an_arrival_does_not_depend_on_other_detectors() {
 }
 
 fn pipeline(heartbeat_channel: Channel, faults: Vec<Fault>) -> Scenario {
+    let topology = Topology::Dataflow { layers: vec![1, 1] };
     let scenario = Scenario {
-        name: "pipeline".into(),
-        description: String::new(),
-        duration: ms(20_000),
-        seeds: 1,
-        topology: Topology::Dataflow { layers: vec![1, 1] },
         network: Network {
             latency: Dist::Constant { value: ms(1) },
             heartbeat_channel,
@@ -188,11 +184,7 @@ fn pipeline(heartbeat_channel: Channel, faults: Vec<Fault>) -> Scenario {
             },
         ],
         faults,
-        random_faults: Vec::new(),
-        clocks: Vec::new(),
-        membership: None,
-        placement: None,
-        lockrpc: None,
+        ..Scenario::new("pipeline", topology, ms(20_000))
     };
     scenario.validate().unwrap();
     scenario
@@ -334,27 +326,16 @@ fn detectors_with_the_same_interval_share_heartbeats_and_each_counts_them() {
 #[test]
 fn a_data_stream_detector_on_a_mesh_is_refused() {
     use fdlab_protocol::decay::DataflowDecayConfig;
+    let topology = fdlab_sim::scenario::Topology::Mesh {
+        nodes: 3,
+        monitors_per_node: fdlab_sim::scenario::MonitorCount::All,
+    };
     let mut s = fdlab_sim::scenario::Scenario {
-        name: "mesh-decay".into(),
-        description: String::new(),
-        duration: Nanos::from_secs(10),
-        seeds: 1,
-        topology: fdlab_sim::scenario::Topology::Mesh {
-            nodes: 3,
-            monitors_per_node: fdlab_sim::scenario::MonitorCount::All,
-        },
-        network: Default::default(),
-        workload: Default::default(),
         detectors: vec![fdlab_sim::scenario::DetectorSetup {
             name: "decay".into(),
             config: fdlab_protocol::DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
         }],
-        faults: Vec::new(),
-        random_faults: Vec::new(),
-        clocks: Vec::new(),
-        membership: None,
-        placement: None,
-        lockrpc: None,
+        ..fdlab_sim::scenario::Scenario::new("mesh-decay", topology, Nanos::from_secs(10))
     };
     let err = s.validate().unwrap_err().to_string();
     assert!(

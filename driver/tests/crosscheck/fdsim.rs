@@ -4,7 +4,6 @@
 use fdlab_sim::engine::run as sim_run;
 use fdlab_sim::scenario::{
     DetectorSetup, Dist, Fault as SimFault, FaultKind, MonitorCount, Network, Scenario, Topology,
-    Workload,
 };
 use fdlab_sim::valid::ValidScenario;
 
@@ -25,15 +24,11 @@ pub fn scenario(spec: &Spec) -> ValidScenario {
         Fault::Partition { at, len } => vec![fault(FaultKind::Partition, at, Some(len))],
         Fault::Loss { .. } => Vec::new(),
     };
+    let topology = Topology::Mesh {
+        nodes: 2,
+        monitors_per_node: MonitorCount::All,
+    };
     let scenario = Scenario {
-        name: spec.name.into(),
-        description: String::new(),
-        duration: spec.duration,
-        seeds: 1,
-        topology: Topology::Mesh {
-            nodes: 2,
-            monitors_per_node: MonitorCount::All,
-        },
         network: Network {
             // madsim's delay of a lone datagram (see `super`).
             latency: Dist::Uniform {
@@ -43,7 +38,6 @@ pub fn scenario(spec: &Spec) -> ValidScenario {
             loss: spec.loss(),
             ..Default::default()
         },
-        workload: Workload::default(),
         detectors: detectors()
             .into_iter()
             .map(|(name, config)| DetectorSetup {
@@ -52,11 +46,7 @@ pub fn scenario(spec: &Spec) -> ValidScenario {
             })
             .collect(),
         faults,
-        random_faults: Vec::new(),
-        clocks: Vec::new(),
-        membership: None,
-        placement: None,
-        lockrpc: None,
+        ..Scenario::new(spec.name, topology, spec.duration)
     };
     match ValidScenario::new(scenario) {
         Ok(valid) => valid,

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::scenario::{
-    Dist, Fault, FaultKind, LockrpcSetup, MonitorCount, Network, Scenario, Topology, Workload,
+    Dist, Fault, FaultKind, LockrpcSetup, MonitorCount, Network, Scenario, Topology,
 };
 use crate::valid::ValidScenario;
 
@@ -19,29 +19,20 @@ fn lock_table(rate: f64) -> LockrpcSetup {
 }
 
 fn scenario(nodes: u32, secs: u64, l: LockrpcSetup, faults: Vec<Fault>) -> ValidScenario {
+    let topology = Topology::Mesh {
+        nodes,
+        monitors_per_node: MonitorCount::All,
+    };
     ValidScenario::new(Scenario {
-        name: "t".into(),
-        description: String::new(),
-        duration: Nanos::from_secs(secs),
-        seeds: 1,
-        topology: Topology::Mesh {
-            nodes,
-            monitors_per_node: MonitorCount::All,
-        },
         network: Network {
             latency: Dist::Constant {
                 value: Nanos::from_micros(500),
             },
             ..Network::default()
         },
-        workload: Workload::default(),
-        detectors: Vec::new(),
         faults,
-        random_faults: Vec::new(),
-        clocks: Vec::new(),
-        membership: None,
-        placement: None,
         lockrpc: Some(l),
+        ..Scenario::new("t", topology, Nanos::from_secs(secs))
     })
     .unwrap()
 }

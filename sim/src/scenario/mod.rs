@@ -119,6 +119,29 @@ fn default_start_spread() -> Nanos {
 }
 
 impl Scenario {
+    /// A scenario of `topology` run for `duration`, with one seed and nothing
+    /// else: no detectors, faults, clocks, workload or Part II setup, the
+    /// default network. Fill in the rest with struct update syntax:
+    /// `Scenario { detectors, faults, ..Scenario::new("name", topology, duration) }`.
+    pub fn new(name: impl Into<String>, topology: Topology, duration: Nanos) -> Scenario {
+        Scenario {
+            name: name.into(),
+            description: String::new(),
+            duration,
+            seeds: 1,
+            topology,
+            network: Network::default(),
+            workload: Workload::default(),
+            detectors: Vec::new(),
+            faults: Vec::new(),
+            random_faults: Vec::new(),
+            clocks: Vec::new(),
+            membership: None,
+            placement: None,
+            lockrpc: None,
+        }
+    }
+
     /// Whether this is a placement scenario (it has a `[placement]` table).
     pub fn is_placement(&self) -> bool {
         self.placement.is_some()
@@ -692,23 +715,11 @@ mod tests {
 
     fn scenario(topology: Topology) -> Scenario {
         Scenario {
-            name: "t".into(),
-            description: String::new(),
-            duration: Nanos::from_secs(60),
-            seeds: 1,
-            topology,
-            network: Network::default(),
-            workload: Workload::default(),
             detectors: vec![DetectorSetup {
                 name: "f".into(),
                 config: DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
             }],
-            faults: Vec::new(),
-            random_faults: Vec::new(),
-            clocks: Vec::new(),
-            membership: None,
-            placement: None,
-            lockrpc: None,
+            ..Scenario::new("t", topology, Nanos::from_secs(60))
         }
     }
 

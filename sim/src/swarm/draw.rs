@@ -237,33 +237,22 @@ fn uniform(rng: &mut ChaCha8Rng, bounds: [f64; 2]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{DetectorSetup, Network, Workload};
+    use crate::scenario::DetectorSetup;
     use crate::valid::ValidScenario;
     use fdlab_protocol::decay::DataflowDecayConfig;
     use fdlab_protocol::DetectorConfig;
     use proptest::prelude::*;
 
     fn pipeline() -> Scenario {
+        let topology = Topology::Dataflow {
+            layers: vec![2, 3, 1],
+        };
         Scenario {
-            name: "p".into(),
-            description: String::new(),
-            duration: Nanos::from_secs(120),
-            seeds: 1,
-            topology: Topology::Dataflow {
-                layers: vec![2, 3, 1],
-            },
-            network: Network::default(),
-            workload: Workload::default(),
             detectors: vec![DetectorSetup {
                 name: "decay".into(),
                 config: DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
             }],
-            faults: Vec::new(),
-            random_faults: Vec::new(),
-            clocks: Vec::new(),
-            membership: None,
-            placement: None,
-            lockrpc: None,
+            ..Scenario::new("p", topology, Nanos::from_secs(120))
         }
     }
 

@@ -418,19 +418,12 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{DetectorSetup, FaultKind, Network, Workload};
+    use crate::scenario::{DetectorSetup, FaultKind};
     use fdlab_protocol::decay::DataflowDecayConfig;
     use fdlab_protocol::DetectorConfig;
 
     fn scenario(topology: Topology, fault_node: &str) -> Scenario {
         Scenario {
-            name: "r".into(),
-            description: String::new(),
-            duration: Nanos::from_secs(60),
-            seeds: 1,
-            topology,
-            network: Network::default(),
-            workload: Workload::default(),
             detectors: vec![DetectorSetup {
                 name: "d".into(),
                 config: DetectorConfig::DataflowDecay(DataflowDecayConfig::default()),
@@ -442,11 +435,7 @@ mod tests {
                 duration: Some(Nanos::from_secs(5)),
                 ..Fault::default()
             }],
-            random_faults: Vec::new(),
-            clocks: Vec::new(),
-            membership: None,
-            placement: None,
-            lockrpc: None,
+            ..Scenario::new("r", topology, Nanos::from_secs(60))
         }
     }
 

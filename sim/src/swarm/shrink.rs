@@ -171,9 +171,7 @@ fn candidates(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{
-        DetectorSetup, Expect, Fault, FaultKind, MonitorCount, Network, Topology, Workload,
-    };
+    use crate::scenario::{DetectorSetup, Expect, Fault, FaultKind, MonitorCount, Topology};
     use crate::swarm::draw::draw;
     use fdlab_protocol::fixed::FixedTimeoutConfig;
     use fdlab_protocol::DetectorConfig;
@@ -183,24 +181,13 @@ mod tests {
             name: name.into(),
             config: DetectorConfig::FixedTimeout(FixedTimeoutConfig::default()),
         };
+        let topology = Topology::Mesh {
+            nodes: 8,
+            monitors_per_node: MonitorCount::All,
+        };
         Scenario {
-            name: "m".into(),
-            description: String::new(),
-            duration: Nanos::from_secs(120),
-            seeds: 1,
-            topology: Topology::Mesh {
-                nodes: 8,
-                monitors_per_node: MonitorCount::All,
-            },
-            network: Network::default(),
-            workload: Workload::default(),
             detectors: vec![detector("a"), detector("b"), detector("c")],
-            faults: Vec::new(),
-            random_faults: Vec::new(),
-            clocks: Vec::new(),
-            membership: None,
-            placement: None,
-            lockrpc: None,
+            ..Scenario::new("m", topology, Nanos::from_secs(120))
         }
     }
 

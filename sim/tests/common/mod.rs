@@ -5,7 +5,7 @@ use fdlab_protocol::fixed::FixedTimeoutConfig;
 use fdlab_protocol::{DetectorConfig, Nanos, Verdict};
 use fdlab_sim::outcome::RunOutcome;
 use fdlab_sim::scenario::{
-    DetectorSetup, Dist, Fault, FaultKind, MonitorCount, Network, Scenario, Topology, Workload,
+    DetectorSetup, Dist, Fault, FaultKind, MonitorCount, Network, Scenario, Topology,
 };
 
 pub fn ms(v: u64) -> Nanos {
@@ -24,27 +24,18 @@ pub fn fixed(name: &str, interval: u64, timeout: u64) -> DetectorSetup {
 }
 
 pub fn mesh(nodes: u32, detectors: Vec<DetectorSetup>, faults: Vec<Fault>) -> Scenario {
+    let topology = Topology::Mesh {
+        nodes,
+        monitors_per_node: MonitorCount::All,
+    };
     let scenario = Scenario {
-        name: "test".into(),
-        description: String::new(),
-        duration: ms(60_000),
-        seeds: 1,
-        topology: Topology::Mesh {
-            nodes,
-            monitors_per_node: MonitorCount::All,
-        },
         network: Network {
             latency: Dist::Constant { value: ms(1) },
             ..Default::default()
         },
-        workload: Workload::default(),
         detectors,
         faults,
-        random_faults: Vec::new(),
-        clocks: Vec::new(),
-        membership: None,
-        placement: None,
-        lockrpc: None,
+        ..Scenario::new("test", topology, ms(60_000))
     };
     scenario.validate().unwrap();
     scenario
