@@ -274,6 +274,28 @@ proptest! {
             }
         }
     }
+
+    /// The same for a random mesh whose pairs take the per-pair fast path
+    /// (`engine/fast.rs`): without the probing detector and the link
+    /// faults, each of which sends every event of a pair to the general
+    /// loop.
+    #[test]
+    fn random_meshes_on_the_fast_path_split_as_the_single_pass(s in scenario(), seed in any::<u64>()) {
+        let mut s = s;
+        prop_assume!(matches!(s.topology, Topology::Mesh { .. }));
+        s.detectors.retain(|d| !matches!(d.config, DetectorConfig::AdaptiveProbe(_)));
+        s.faults.retain(|f| {
+            !matches!(
+                f.kind,
+                Some(FaultKind::Partition | FaultKind::SlowLink | FaultKind::Loss)
+            )
+        });
+        prop_assume!(s.validate().is_ok());
+        let (whole, trace) = run(&valid(&s), seed, true);
+        prop_assert!(trace.is_some());
+        let (split, _) = run(&valid(&s), seed, false);
+        prop_assert_eq!(whole, split);
+    }
 }
 
 /// A mesh big enough to be split into parts, under every fault kind that
