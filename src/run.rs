@@ -271,8 +271,9 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         wall + clustered.wall + locked.wall,
     );
     say!(
-        "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} threads)",
+        "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} thread{})",
         events as f64 / wall.max(1e-9) / 1e6,
+        fdlab_reports::words::plural(threads),
     );
     say!(
         "report written in {report_wall:.2} s: {}",

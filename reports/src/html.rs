@@ -18,6 +18,7 @@ use crate::lockrpc::section::LockrpcSection;
 use crate::placement::section::PlacementSection;
 use crate::report::ScenarioReport;
 use crate::verdict::verdict;
+use crate::words::plural;
 
 const STYLE: &str = "
 body { font-family: sans-serif; margin: 24px 32px; color: #222; max-width: 1500px; }
@@ -303,14 +304,6 @@ pub(crate) fn legend(out: &mut String, settings: &[(String, String)], palette: &
         );
     }
     out.push_str("</dl>\n");
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette, first: bool) {

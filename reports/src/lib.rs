@@ -51,3 +51,4 @@ pub mod swap_dir;
 pub mod swarm;
 pub mod tables;
 pub mod verdict;
+pub mod words;

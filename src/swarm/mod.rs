@@ -184,12 +184,13 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
     // between two runs of the same swarm.
     let events: u64 = done.runs.iter().map(|r| r.events).sum();
     say!(
-        "speed: {} runs in {:.2} s ({:.1} runs/s, {:.2} M events/s on {} threads); shrinking: {} runs in {:.2} s",
+        "speed: {} runs in {:.2} s ({:.1} runs/s, {:.2} M events/s on {} thread{}); shrinking: {} runs in {:.2} s",
         done.runs.len(),
         done.wall,
         done.runs.len() as f64 / done.wall.max(1e-9),
         events as f64 / done.wall.max(1e-9) / 1e6,
         pool.current_num_threads(),
+        fdlab_reports::words::plural(pool.current_num_threads()),
         cost.runs,
         cost.wall
     );

@@ -8,6 +8,7 @@ use fdlab_protocol::Nanos;
 use super::metrics::{ClusterMetrics, JudgeSummary};
 use crate::metrics::DurationStats;
 use crate::tables::terminal::{aligned, secs3, short_rate};
+use crate::words::plural;
 
 /// The table of one membership scenario for the terminal: one line per
 /// judge, columns aligned (names left, figures right), no trailing spaces.
@@ -54,14 +55,6 @@ pub fn cluster_terminal_table(m: &ClusterMetrics) -> String {
     );
     out.push_str(&aligned(&rows));
     out
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 fn row(s: &JudgeSummary) -> Vec<String> {
