@@ -12,10 +12,10 @@ use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
+use super::frame::{draw_frame, Frame};
 use super::{
     chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Chart, Marker,
-    Palette, TimeAxis, AXIS_NAME_SIZE, CDF, FONT, QUIET, RIGHT_ROOM, SCENARIO_CHART_SIZE,
-    TICK_SIZE, TITLE_SIZE,
+    Palette, TimeAxis, CDF, QUIET, SCENARIO_CHART_SIZE,
 };
 use crate::metrics::ScenarioMetrics;
 use fdlab_protocol::Nanos;
@@ -170,32 +170,23 @@ fn draw<X>(
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, TITLE_SIZE))
-        .margin(12)
-        .margin_right(RIGHT_ROOM)
-        .x_label_area_size(48)
-        .y_label_area_size(64)
-        .build_cartesian_2d(x, 0.0..Y_TOP)
-        .map_err(chart_error)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_name)
-        .y_desc(y_name)
-        .axis_desc_style((FONT, AXIS_NAME_SIZE))
-        .label_style((FONT, TICK_SIZE))
-        .x_label_formatter(&|v| axis.label(*v))
-        .y_label_formatter(&|v| {
-            if *v <= 100.0 {
-                format!("{v:.0}")
-            } else {
-                String::new()
-            }
-        })
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(RGBColor(225, 225, 225))
-        .draw()
-        .map_err(chart_error)?;
+    let x_tick = |v: &f64| axis.label(*v);
+    // The share axis is labelled up to 100%; its headroom above is not.
+    let y_tick = |v: &f64| {
+        if *v <= 100.0 {
+            format!("{v:.0}")
+        } else {
+            String::new()
+        }
+    };
+    let frame = Frame {
+        title,
+        x_name,
+        y_name,
+        x_tick: &x_tick,
+        y_tick: &y_tick,
+    };
+    let mut chart = draw_frame(root, x, 0.0..Y_TOP, &frame, false)?;
     for c in curves.iter().filter(|c| !c.sorted.is_empty()) {
         chart
             .draw_series(LineSeries::new(

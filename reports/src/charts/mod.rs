@@ -4,9 +4,11 @@
 //! [`tradeoff`] (false Failed rate against p99 detection time), [`sweep`]
 //! (the trade-off of a sweep), [`timeline`] (one pair of a replay over time),
 //! [`columns`] (a score series reduced to pixel columns for the timeline),
-//! [`score_scale`] (how each detector kind's score is drawn there) and
-//! [`axis`] (time axes: units, ticks, and how times are written). This module holds what they share: the
-//! detector colours, the sizes of text, and the finishing of the SVG text.
+//! [`score_scale`] (how each detector kind's score is drawn there),
+//! `frame` (a chart's title, axes and gridlines, and the frame every
+//! trade-off chart shares) and [`axis`] (time axes: units, ticks, and how
+//! times are written). This module holds what they share: the detector
+//! colours, the sizes of text, and the finishing of the SVG text.
 //!
 //! Charts are deterministic bytes: plotters writes no timestamp or random id,
 //! floats are formatted by Rust (no locale), and every series is drawn in the
@@ -17,6 +19,7 @@
 pub mod axis;
 pub mod cdf;
 pub mod columns;
+pub(crate) mod frame;
 pub mod score_scale;
 pub mod sweep;
 pub mod timeline;

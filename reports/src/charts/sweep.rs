@@ -10,8 +10,9 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::tradeoff::{rate_against_p99, rate_top};
-use super::{chart_error, draw_note, finish_svg, log_coord, TimeAxis, FONT, TICK_SIZE};
+use super::frame::{tradeoff_frame, TradeoffAxes};
+use super::tradeoff::{rate_tick, rate_top};
+use super::{chart_error, finish_svg, log_coord, TimeAxis, FONT, TICK_SIZE};
 
 /// The chart kind, as tagged in the SVG.
 pub const SWEEP: &str = "sweep";
@@ -128,10 +129,13 @@ where
 {
     let top = rate_top(points.iter().map(|p| p.rate));
     let all_zero = !points.is_empty() && points.iter().all(|p| p.rate == 0.0);
-    let mut chart = rate_against_p99(root, x, title, axis, (axes.time, axes.rate), top, all_zero)?;
-    if all_zero {
-        draw_note(&chart.plotting_area().strip_coord_spec(), axes.all_zero)?;
-    }
+    let tradeoff_axes = TradeoffAxes {
+        time: axes.time,
+        rate: axes.rate,
+        tick: rate_tick,
+        all_zero: axes.all_zero,
+    };
+    let mut chart = tradeoff_frame(root, x, title, axis, &tradeoff_axes, top, all_zero)?;
     let at = |p: &SweepPoint| (axis.clamp(p.time), p.rate);
     chart
         .draw_series(

@@ -21,10 +21,11 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::frame::{tradeoff_frame, TradeoffAxes};
 use super::{
-    chart_error, draw_legend, draw_note, finish_svg, fmt_seconds, legend_height, log_coord, Chart,
-    Marker, Palette, TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, QUIET, RIGHT_ROOM,
-    SCENARIO_CHART_SIZE, TICK_SIZE, TITLE_SIZE, TRADEOFF,
+    chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Chart, Marker,
+    Palette, TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, QUIET, SCENARIO_CHART_SIZE, TICK_SIZE,
+    TITLE_SIZE, TRADEOFF,
 };
 use crate::metrics::{DetectorSummary, ScenarioMetrics};
 
@@ -32,9 +33,6 @@ use crate::metrics::{DetectorSummary, ScenarioMetrics};
 const POINT_RADIUS: i32 = 6;
 /// Half width of a whisker's caps, px.
 const CAP: i32 = 5;
-/// Room below a zero rate, as a share of the axis: points at zero stay clear
-/// of the time axis.
-const BELOW_ZERO: f64 = 0.04;
 /// Gap between bars, px on each side.
 const BAR_GAP: u32 = 14;
 
@@ -54,6 +52,14 @@ fn rate_of(s: &DetectorSummary) -> f64 {
 
 /// The name of the rate axis.
 const RATE_NAME: &str = "false Failed per pair-hour";
+
+/// The axes of a scenario's trade-off chart.
+const AXES: TradeoffAxes = TradeoffAxes {
+    time: "p99 detection time",
+    rate: RATE_NAME,
+    tick: rate_tick,
+    all_zero: "no false Failed in any run: every point is at 0",
+};
 
 /// A rate axis tick: as few digits as its value needs, nothing below zero.
 pub(crate) fn rate_tick(v: f64) -> String {
@@ -161,53 +167,6 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<C
     Ok(Chart::Svg(finish_svg(svg, TRADEOFF, &m.scenario, &title)))
 }
 
-/// The axes of a trade-off chart, drawn: the time named `time_name` (p99
-/// detection time, or median time to declaration) on `x` against a rate
-/// named `rate_name` (false
-/// Failed per pair-hour for the detectors of a scenario and the points of
-/// a sweep, false declarations per node-hour for a membership sweep) from a
-/// little below zero to `top`. With `all_zero` (every rate is 0) the rate
-/// axis has no scale to read: it has one tick, 0, and the middle of the
-/// plot is left for a note ([`super::draw_note`]).
-pub(crate) fn rate_against_p99<'a, 'b, X>(
-    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
-    x: X,
-    title: &str,
-    axis: &TimeAxis,
-    (time_name, rate_name): (&str, &str),
-    top: f64,
-    all_zero: bool,
-) -> std::io::Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>>
-where
-    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
-{
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, TITLE_SIZE))
-        .margin(12)
-        .margin_right(RIGHT_ROOM)
-        .x_label_area_size(48)
-        .y_label_area_size(64)
-        .build_cartesian_2d::<X, RangedCoordf64>(x, (-top * BELOW_ZERO..top).into())
-        .map_err(chart_error)?;
-    let x_label = |v: &f64| axis.label(*v);
-    let y_label = |v: &f64| rate_tick(*v);
-    let mut mesh = chart.configure_mesh();
-    mesh.x_desc(axis.name(time_name))
-        .y_desc(rate_name)
-        .axis_desc_style((FONT, AXIS_NAME_SIZE))
-        .label_style((FONT, TICK_SIZE))
-        .x_label_formatter(&x_label)
-        .y_label_formatter(&y_label)
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(RGBColor(225, 225, 225));
-    if all_zero {
-        // Over [-top * BELOW_ZERO, top] the one round tick is 0.
-        mesh.y_labels(1);
-    }
-    mesh.draw().map_err(chart_error)?;
-    Ok(chart)
-}
-
 /// Top of the rate axis: above every point and whisker, never zero.
 pub(crate) fn rate_top(values: impl IntoIterator<Item = f64>) -> f64 {
     let max = values
@@ -238,21 +197,7 @@ where
             .flat_map(|p| [p.rate, p.ci.map_or(0.0, |c| c.1)]),
     );
     let all_zero = points.iter().all(|p| p.rate == 0.0);
-    let mut chart = rate_against_p99(
-        root,
-        x,
-        title,
-        axis,
-        ("p99 detection time", RATE_NAME),
-        top,
-        all_zero,
-    )?;
-    if all_zero {
-        draw_note(
-            &chart.plotting_area().strip_coord_spec(),
-            "no false Failed in any run: every point is at 0",
-        )?;
-    }
+    let mut chart = tradeoff_frame(root, x, title, axis, &AXES, top, all_zero)?;
     for p in points {
         let colour = palette.colour(&p.name);
         let x = axis.clamp(p.p99);

@@ -22,21 +22,26 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::metrics::{ClusterMetrics, JudgeSummary};
+use crate::charts::frame::{tradeoff_frame, TradeoffAxes};
 use crate::charts::tradeoff::{fmt_rate, rate_bars, rate_tick, rate_top, RateBar};
 use crate::charts::{
-    chart_error, draw_legend, draw_note, finish_svg, fmt_seconds, legend_height, log_coord, Chart,
-    Marker, Palette, TimeAxis, AXIS_NAME_SIZE, FONT, LEGEND_SIZE, RIGHT_ROOM, SCENARIO_CHART_SIZE,
-    TICK_SIZE, TITLE_SIZE,
+    chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Chart, Marker,
+    Palette, TimeAxis, FONT, LEGEND_SIZE, SCENARIO_CHART_SIZE,
 };
 
 /// The chart's kind, as tagged in the SVG (`data-chart="cluster"`).
 pub const CLUSTER: &str = "cluster";
 /// The name of the rate axis.
 const RATE_NAME: &str = "false declarations per node-hour";
+/// The axes of a membership scenario's chart.
+const AXES: TradeoffAxes = TradeoffAxes {
+    time: "median time from crash to Dead declaration",
+    rate: RATE_NAME,
+    tick: rate_tick,
+    all_zero: "no false declaration in any run: every point is at 0",
+};
 const POINT_RADIUS: i32 = 6;
 const CAP: u32 = 10;
-/// Room below a zero rate, as a share of the axis.
-const BELOW_ZERO: f64 = 0.04;
 
 /// What the chart says with no crash and no false declaration.
 pub const QUIET: &str =
@@ -152,37 +157,7 @@ where
             .flat_map(|p| [p.rate, p.ci.map_or(0.0, |c| c.1)]),
     );
     let all_zero = points.iter().all(|p| p.rate == 0.0);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, TITLE_SIZE))
-        .margin(12)
-        .margin_right(RIGHT_ROOM)
-        .x_label_area_size(48)
-        .y_label_area_size(64)
-        .build_cartesian_2d::<X, RangedCoordf64>(x, (-top * BELOW_ZERO..top).into())
-        .map_err(chart_error)?;
-    let x_label = |v: &f64| axis.label(*v);
-    let y_label = |v: &f64| rate_tick(*v);
-    {
-        let mut mesh = chart.configure_mesh();
-        mesh.x_desc(axis.name("median time from crash to Dead declaration"))
-            .y_desc(RATE_NAME)
-            .axis_desc_style((FONT, AXIS_NAME_SIZE))
-            .label_style((FONT, TICK_SIZE))
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(RGBColor(225, 225, 225));
-        if all_zero {
-            mesh.y_labels(1);
-        }
-        mesh.draw().map_err(chart_error)?;
-    }
-    if all_zero {
-        draw_note(
-            &chart.plotting_area().strip_coord_spec(),
-            "no false declaration in any run: every point is at 0",
-        )?;
-    }
+    let mut chart = tradeoff_frame(root, x, title, axis, &AXES, top, all_zero)?;
     for p in points {
         let colour = palette.colour(&p.judge);
         let x = axis.clamp(p.median);

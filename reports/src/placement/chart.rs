@@ -17,19 +17,24 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::metrics::{PlacementMetrics, PlacementSummary};
+use crate::charts::frame::{draw_frame, tradeoff_frame, Frame, TradeoffAxes, BELOW_ZERO};
 use crate::charts::tradeoff::{fmt_rate, rate_tick, rate_top};
 use crate::charts::{
-    chart_error, draw_legend, draw_note, finish_svg, legend_height, log_coord, Chart, Marker,
-    Palette, TimeAxis, AXIS_NAME_SIZE, FONT, RIGHT_ROOM, SCENARIO_CHART_SIZE, TICK_SIZE,
-    TITLE_SIZE,
+    chart_error, draw_legend, finish_svg, legend_height, log_coord, Chart, Marker, Palette,
+    TimeAxis, FONT, SCENARIO_CHART_SIZE, TICK_SIZE,
 };
 
 /// The chart's kind, as tagged in the SVG (`data-chart="placement"`).
 pub const PLACEMENT: &str = "placement";
 const RATE_NAME: &str = "keys lost per healthy server-hour";
+/// The axes of a placement scenario's chart with a detection time.
+const AXES: TradeoffAxes = TradeoffAxes {
+    time: "detector's median time to Failed",
+    rate: RATE_NAME,
+    tick: count_tick,
+    all_zero: "no false declaration in any run: every point is at 0",
+};
 const POINT_RADIUS: i32 = 6;
-/// Room below zero, as a share of the axis.
-const BELOW_ZERO: f64 = 0.04;
 /// Points of one detector are spread this share of the x axis apart, so
 /// that distributions with the same cost stay visible.
 const SPREAD: f64 = 0.008;
@@ -111,37 +116,7 @@ where
 {
     let top = rate_top(points.iter().map(|p| lost(p.0)));
     let all_zero = points.iter().all(|p| lost(p.0) == 0.0);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, TITLE_SIZE))
-        .margin(12)
-        .margin_right(RIGHT_ROOM)
-        .x_label_area_size(48)
-        .y_label_area_size(64)
-        .build_cartesian_2d::<X, RangedCoordf64>(x, (-top * BELOW_ZERO..top).into())
-        .map_err(chart_error)?;
-    let x_label = |v: &f64| axis.label(*v);
-    let y_label = |v: &f64| count_tick(*v);
-    {
-        let mut mesh = chart.configure_mesh();
-        mesh.x_desc(axis.name("detector's median time to Failed"))
-            .y_desc(RATE_NAME)
-            .axis_desc_style((FONT, AXIS_NAME_SIZE))
-            .label_style((FONT, TICK_SIZE))
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(RGBColor(225, 225, 225));
-        if all_zero {
-            mesh.y_labels(1);
-        }
-        mesh.draw().map_err(chart_error)?;
-    }
-    if all_zero {
-        draw_note(
-            &chart.plotting_area().strip_coord_spec(),
-            "no false declaration in any run: every point is at 0",
-        )?;
-    }
+    let mut chart = tradeoff_frame(root, x, title, axis, &AXES, top, all_zero)?;
     let middle = (distributions.len() as f64 - 1.0) / 2.0;
     for (s, x) in points {
         let colour = palette.colour(&s.distribution);
@@ -254,27 +229,16 @@ fn by_false_declarations(m: &PlacementMetrics, palette: &Palette) -> io::Result<
         root.fill(&WHITE).map_err(chart_error)?;
         let (plot, legend_area) = root.split_vertically(h);
         draw_legend(&legend_area, &legend)?;
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(&title, (FONT, TITLE_SIZE))
-            .margin(12)
-            .margin_right(RIGHT_ROOM)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(-x_top * BELOW_ZERO..x_top, -y_top * BELOW_ZERO..y_top)
-            .map_err(chart_error)?;
         let tick = |v: &f64| count_tick(*v);
-        chart
-            .configure_mesh()
-            .x_desc("false declarations per healthy server-hour")
-            .y_desc(RATE_NAME)
-            .axis_desc_style((FONT, AXIS_NAME_SIZE))
-            .label_style((FONT, TICK_SIZE))
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(RGBColor(225, 225, 225))
-            .draw()
-            .map_err(chart_error)?;
+        let frame = Frame {
+            title: &title,
+            x_name: "false declarations per healthy server-hour",
+            y_name: RATE_NAME,
+            x_tick: &tick,
+            y_tick: &tick,
+        };
+        let x = RangedCoordf64::from(-x_top * BELOW_ZERO..x_top);
+        let mut chart = draw_frame(&plot, x, -y_top * BELOW_ZERO..y_top, &frame, false)?;
         for s in &m.summary {
             chart
                 .draw_series(std::iter::once(Circle::new(
