@@ -9,6 +9,10 @@
 //! free cell and a pop one pass over the occupied ones (a bit each in one
 //! byte) for the earliest key. More than [`CELLS`] pending (a long pause's
 //! backlog let go at once) wait in a binary heap, merged in at each pop.
+//! The caller may also keep one item beside the queue, numbered as if
+//! pushed ([`SmallQueue::take_seq`]), and pop the two in order
+//! ([`SmallQueue::pop_before`]): the pair's next heartbeat tick, which is
+//! due again as soon as it has been handled.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -143,7 +147,9 @@ impl<T: Copy> SmallQueue<T> {
 
     /// Uses up the sequence number a [`Queue::push`] now would take, for an
     /// item the caller keeps out of the queue and compares with
-    /// [`SmallQueue::pop_before`] (as if it were queued).
+    /// [`SmallQueue::pop_before`] (as if it were queued). The queue does
+    /// not see a kept item otherwise: [`SmallQueue::take_if_next`] would
+    /// take an item due after it, so a caller keeping one does not use it.
     #[inline(always)]
     pub fn take_seq(&mut self) -> u64 {
         self.seq += 1;
