@@ -122,7 +122,10 @@ fn faults() -> Result<(), String> {
     say!("  {line}");
     say!("[swarm] (fdlab swarm: what each run draws; docs/swarm.md): kinds, faults = [fewest, most], start = [earliest, latest], detect_from;");
     say!("  [swarm.<kind>]: rate (the share of runs enabling it, default 0.5), duration = [least, most],");
-    say!("  and per kind extra_latency, probability, slowdown, capacity or offset = [least, most]");
+    say!(
+        "  and per kind extra_latency, probability, slowdown, capacity or offset = [least, most];"
+    );
+    say!("  partition: shapes (of isolate, halves, bridge); loss: bursty (a share), burst and gap = [least, most]");
     say!("[properties] (fdlab swarm: what every run must satisfy): detect_within, no_false_failed, recover_within,");
     say!("  no_live_declared_dead, converge_within, placement_split_within (a duration, true, or false for off)");
     say!("Top level: description, duration, seeds, name");

@@ -33,6 +33,12 @@ pub struct FaultRecord {
     /// The node it is about, where there is one (the crashed node, the
     /// isolated node, the sender of a slow link).
     pub node: Option<u32>,
+    /// The nodes it stops or cuts off, in index order: a node fault's node;
+    /// a partition's named side (the isolated node, or `nodes` but the
+    /// bridge; the side a swarm draws is the minority); a link fault's
+    /// sender. A must-detect fault excuses declaring these
+    /// (`no_live_declared_dead`).
+    pub held: Vec<u32>,
     pub window: Window,
     pub expect: Expect,
 }

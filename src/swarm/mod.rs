@@ -30,7 +30,7 @@ use fdlab_reports::swarm::output::{
 use fdlab_scenarios::resolve::files_of;
 use fdlab_scenarios::resolve_with_swarm;
 use fdlab_scenarios::seed_range::seed_range;
-use fdlab_sim::scenario::Strength;
+use fdlab_sim::scenario::{FaultKind, Strength};
 use fdlab_sim::swarm;
 
 use crate::budget::{self, SizeArgs, Work};
@@ -219,7 +219,7 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
 fn describe_draws(
     scenario: &fdlab_sim::valid::ValidScenario,
     setup: &fdlab_sim::scenario::SwarmSetup,
-    kinds: &[fdlab_sim::scenario::FaultKind],
+    kinds: &[FaultKind],
 ) -> String {
     let secs = |t: Nanos| format!("{}", t);
     let parts: Vec<String> = kinds
@@ -237,6 +237,24 @@ fn describe_draws(
                 Some(Strength::Probability([lo, hi])) => p.push_str(&format!(", p {lo}-{hi}")),
                 Some(Strength::Capacity([lo, hi])) => p.push_str(&format!(", capacity {lo}-{hi}")),
                 None => {}
+            }
+            if k == FaultKind::Partition {
+                let nodes = scenario.topology.node_names().len() as u32;
+                let shapes: Vec<&str> = setup
+                    .partition_shapes(nodes)
+                    .iter()
+                    .map(|s| s.name())
+                    .collect();
+                p.push_str(&format!(", {}", shapes.join(" | ")));
+            }
+            if k == FaultKind::Loss {
+                let l = setup.loss_bursts();
+                if l.share > 0.0 {
+                    p.push_str(&format!(
+                        ", bursty {} (bursts {}-{}, gaps {}-{})",
+                        l.share, l.burst[0], l.burst[1], l.gap[0], l.gap[1]
+                    ));
+                }
             }
             p.push(')');
             p

@@ -47,10 +47,12 @@ pub(crate) fn fault(kind: FaultKind, node: u32, from: f64, to: f64) -> FaultReco
         FaultKind::TableOutage | FaultKind::SlowTable => "table".to_string(),
         _ => format!("n{node}"),
     };
+    let node = (!matches!(kind, FaultKind::TableOutage | FaultKind::SlowTable)).then_some(node);
     FaultRecord {
         kind,
         target,
-        node: (!matches!(kind, FaultKind::TableOutage | FaultKind::SlowTable)).then_some(node),
+        node,
+        held: node.into_iter().collect(),
         window: Window {
             start: secs(from),
             end: secs(to),

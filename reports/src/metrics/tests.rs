@@ -80,6 +80,7 @@ pub(crate) fn run(seed: u64, pairs: Vec<PairOutcome>) -> RunOutcome {
             kind: FaultKind::Crash,
             target: "n1".into(),
             node: Some(1),
+            held: vec![1],
             window: win(10_000, 40_000),
             expect: Expect::Detect,
         }],

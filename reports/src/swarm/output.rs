@@ -292,6 +292,7 @@ mod tests {
             kind: FaultKind::Pause,
             target: "s1.0".into(),
             node: Some(2),
+            held: vec![2],
             window: Window {
                 start: Nanos::from_secs(30),
                 end: Nanos::from_secs(61),

@@ -18,7 +18,8 @@
 //!   the bound ran out before the run ended or another fault began).
 //! - `no_live_declared_dead`: a Dead declaration of a live silo, unless a
 //!   fault the swarm drew with `expect = "detect"` (a long pause or
-//!   partition) held it then.
+//!   partition) held it then (`FaultRecord::held`: the paused node, the
+//!   isolated one, a partition's named minority side).
 //! - `converge_within`: a true declaration (of a crashed silo; a false
 //!   one is `no_live_declared_dead`'s) not in every live silo's view within
 //!   the bound of it, or of the run's last fault if later (its end, or its
@@ -202,7 +203,7 @@ pub fn check_cluster(outcome: &ClusterOutcome, checks: &[Check]) -> Vec<Violatio
                     let node = d.target.node;
                     let detect = outcome.faults.iter().any(|f| {
                         f.expect == Expect::Detect
-                            && f.node == Some(node)
+                            && f.held.contains(&node)
                             && f.window.start <= d.at
                             && d.at <= f.window.end
                     });
@@ -375,6 +376,52 @@ mod tests {
         assert!(v
             .iter()
             .all(|v| v.subject == "swim" && v.target.as_deref() == Some("n4")));
+    }
+
+    /// A must-detect `halves` partition excuses declaring its named
+    /// (minority) side, and only that side: a declaration of a node on the
+    /// other side is still a violation.
+    #[test]
+    fn a_long_halves_partition_excuses_declaring_its_named_side() {
+        use fdlab_sim::scenario::{Expect, Fault, PartitionShape};
+        let mut s = builtin_scenario("orleans-crash")
+            .unwrap()
+            .unwrap()
+            .scenario()
+            .clone();
+        let side = ["n3", "n4", "n5"];
+        s.faults = vec![Fault {
+            kind: Some(FaultKind::Partition),
+            shape: Some(PartitionShape::Halves),
+            nodes: Some(side.iter().map(|n| n.to_string()).collect()),
+            at: Some(Nanos::from_secs(60)),
+            duration: Some(Nanos::from_secs(180)),
+            expect: Some(Expect::Detect),
+            ..Fault::default()
+        }];
+        let s = fdlab_sim::valid::ValidScenario::new(s).unwrap();
+        let (o, _) = membership::run(&s, 1, 0, false);
+        assert_eq!(o.faults[0].held, [3, 4, 5]);
+        let on_side = |node: u32| (3..=5).contains(&node);
+        // The majority declares the cut-off side Dead: no violation.
+        let declared: Vec<u32> = o
+            .declarations
+            .iter()
+            .filter(|d| d.false_positive)
+            .map(|d| d.target.node)
+            .collect();
+        assert!(declared.iter().any(|&n| on_side(n)), "{declared:?}");
+        let v = check_cluster(&o, &check(Property::NoLiveDeclaredDead, None));
+        let named = |v: &Violation| v.target.as_deref().map(|t| t[1..].parse::<u32>().unwrap());
+        assert!(v.iter().all(|v| !on_side(named(v).unwrap())), "{v:?}");
+        // Every false declaration of the other side is one.
+        let others = declared.iter().filter(|&&n| !on_side(n)).count();
+        assert_eq!(v.len(), others, "{v:?}");
+        // Tolerated, the same partition excuses nothing.
+        let mut o = o;
+        o.faults[0].expect = Expect::Tolerate;
+        let v = check_cluster(&o, &check(Property::NoLiveDeclaredDead, None));
+        assert_eq!(v.len(), declared.len());
     }
 
     #[test]

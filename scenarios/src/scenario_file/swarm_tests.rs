@@ -120,6 +120,12 @@ fn unknown_kinds_keys_and_properties_are_named_with_a_hint() {
         "swarm.crash.extra_latency",
     );
     assert!(p.contains("does not apply to `crash`"), "{p}");
+    let p = at(
+        &format!("{PIPELINE}\n[swarm.partition]\nshapes = [\"halfs\"]\n"),
+        11,
+        "swarm.partition.shapes",
+    );
+    assert!(p.contains("did you mean `halves`"), "{p}");
 }
 
 #[test]
@@ -178,6 +184,36 @@ fn bounds_that_cannot_hold_are_refused() {
             "[swarm.loss]\nprobability = [0.5, 1.5]",
             "swarm.loss.probability",
             "(0, 1]",
+        ),
+        (
+            "[swarm.partition]\nshapes = []",
+            "swarm.partition.shapes",
+            "lists no shape",
+        ),
+        (
+            "[swarm.partition]\nshapes = [\"halves\", \"halves\"]",
+            "swarm.partition.shapes",
+            "`halves` twice",
+        ),
+        (
+            "[swarm.pause]\nshapes = [\"halves\"]",
+            "swarm.pause.shapes",
+            "does not apply to `pause`",
+        ),
+        (
+            "[swarm.loss]\nbursty = 2",
+            "swarm.loss.bursty",
+            "between 0 and 1",
+        ),
+        (
+            "[swarm.loss]\ngap = [\"1s\", \"10ms\"]",
+            "swarm.loss.gap",
+            "1s is more than 10ms",
+        ),
+        (
+            "[swarm.loss]\nburst = [\"1ms\", \"1s\"]\nduration = [\"1s\", \"1h\"]\ngap = [\"1ms\", \"1s\"]",
+            "swarm.loss.burst",
+            "loss bursts",
         ),
         (
             "[swarm]\nfaults = [5, 2]",

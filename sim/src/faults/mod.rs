@@ -423,10 +423,26 @@ impl Schedule {
                 .flatten()
                 .find_map(|n| index(&Some(n.clone())))
         });
+        let shape = fault.shape.unwrap_or_default();
+        let held = match (kind, &fault.nodes) {
+            (FaultKind::Partition, Some(side)) if shape != PartitionShape::Isolate => {
+                let bridge = node.filter(|_| shape == PartitionShape::Bridge);
+                let mut held: Vec<u32> = side
+                    .iter()
+                    .filter_map(|n| index(&Some(n.clone())))
+                    .filter(|&n| Some(n) != bridge)
+                    .collect();
+                held.sort_unstable();
+                held.dedup();
+                held
+            }
+            _ => about.into_iter().collect(),
+        };
         self.records.push(FaultRecord {
             kind,
             target,
             node: about,
+            held,
             window,
             expect,
         });
@@ -607,3 +623,6 @@ fn bursts(window: Window, burst: Nanos, gap: Nanos, rng: &mut ChaCha8Rng) -> Vec
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -83,6 +83,7 @@ fn run(
             kind: FaultKind::Crash,
             target: format!("n{server}"),
             node: Some(server),
+            held: vec![server],
             window: Window { start: a, end: b },
             expect: Expect::Detect,
         }],

@@ -461,6 +461,23 @@ pub enum PartitionShape {
     Bridge,
 }
 
+impl PartitionShape {
+    pub const ALL: [PartitionShape; 3] = [
+        PartitionShape::Isolate,
+        PartitionShape::Halves,
+        PartitionShape::Bridge,
+    ];
+
+    /// The shape as a scenario file spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PartitionShape::Isolate => "isolate",
+            PartitionShape::Halves => "halves",
+            PartitionShape::Bridge => "bridge",
+        }
+    }
+}
+
 /// Partition and link faults may affect one direction only.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -5,8 +5,10 @@
 use fdlab_protocol::time::MAX_DURATION;
 use fdlab_protocol::Nanos;
 
-use super::swarm_setup::{Bound, KindBounds, Property, SwarmKind, SwarmTables, MAX_FAULTS_PER_RUN};
-use super::validate::{check, ScenarioError};
+use super::swarm_setup::{
+    Bound, KindBounds, Property, SwarmKind, SwarmSetup, SwarmTables, MAX_FAULTS_PER_RUN,
+};
+use super::validate::{bursts_bounded, check, ScenarioError};
 use super::{FaultKind, Scenario, Topology};
 
 impl Scenario {
@@ -216,6 +218,10 @@ fn kind_bounds(
         ("slowdown", t.slowdown.is_some()),
         ("capacity", t.capacity.is_some()),
         ("offset", t.offset.is_some()),
+        ("shapes", t.shapes.is_some()),
+        ("bursty", t.bursty.is_some()),
+        ("burst", t.burst.is_some()),
+        ("gap", t.gap.is_some()),
     ];
     let allowed = kind.swarm_keys();
     for (key, is_set) in present {
@@ -236,11 +242,34 @@ fn kind_bounds(
             &format!("must be a probability between 0 and 1 (the share of runs that enable `{}`), and is {rate}", kind.name()),
         )?;
     }
+    if let Some(shapes) = &t.shapes {
+        check(
+            !shapes.is_empty(),
+            || path("shapes"),
+            "lists no shape: give at least one of `isolate`, `halves`, `bridge`",
+        )?;
+        for (i, shape) in shapes.iter().enumerate() {
+            check(
+                !shapes[..i].contains(shape),
+                || path("shapes"),
+                &format!("lists `{}` twice", shape.name()),
+            )?;
+        }
+    }
+    if let Some(share) = t.bursty {
+        check(
+            share.is_finite() && (0.0..=1.0).contains(&share),
+            || path("bursty"),
+            &format!("must be a share between 0 and 1 (of the loss faults drawn in bursts), and is {share}"),
+        )?;
+    }
     for (key, value) in [
         ("duration", t.duration),
         ("extra_latency", t.extra_latency),
         ("slowdown", t.slowdown),
         ("offset", t.offset),
+        ("burst", t.burst),
+        ("gap", t.gap),
     ] {
         if let Some([least, most]) = value {
             positive(least, || path(key))?;
@@ -268,6 +297,15 @@ fn kind_bounds(
                 || path(key),
                 &format!("[least, most]: {least} is more than {most}"),
             )?;
+        }
+    }
+    if kind == FaultKind::Loss && t.bursty != Some(0.0) {
+        // The worst draw: the longest fault with the shortest bursts and gaps.
+        let defaults = SwarmSetup::default().loss_bursts();
+        if let Some([_, longest]) = t.duration.or(kind.default_bounds().duration) {
+            let burst = t.burst.unwrap_or(defaults.burst)[0];
+            let gap = t.gap.unwrap_or(defaults.gap)[0];
+            bursts_bounded(longest, burst, gap, || path("burst"))?;
         }
     }
     Ok(())

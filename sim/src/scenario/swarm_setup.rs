@@ -15,7 +15,7 @@ use std::fmt;
 use fdlab_protocol::Nanos;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::FaultKind;
+use super::{FaultKind, PartitionShape};
 
 /// Faults one run draws unless `swarm.faults` says otherwise: [fewest, most].
 pub const DEFAULT_FAULTS_PER_RUN: [u32; 2] = [1, 6];
@@ -42,6 +42,22 @@ pub const DEFAULT_RECOVER_WITHIN: Nanos = Nanos::from_secs(10);
 pub const DEFAULT_CONVERGE_WITHIN: Nanos = Nanos::from_secs(90);
 /// `placement_split_within`.
 pub const DEFAULT_SPLIT_WITHIN: Nanos = Nanos::from_secs(60);
+/// The share of drawn loss faults that come in bursts (Gilbert-Elliott)
+/// unless `swarm.loss.bursty` says otherwise: SPEC §4's two loss models,
+/// equally often.
+pub const DEFAULT_BURSTY_SHARE: f64 = 0.5;
+/// Mean loss-burst lengths drawn unless `swarm.loss.burst` says otherwise:
+/// from one lost datagram at a 10 ms pace to a second-long outage.
+pub const DEFAULT_LOSS_BURST: [Nanos; 2] = [Nanos::from_millis(10), Nanos::from_secs(1)];
+/// Mean gaps between loss bursts drawn unless `swarm.loss.gap` says
+/// otherwise: ten times the bursts' bounds.
+pub const DEFAULT_LOSS_GAP: [Nanos; 2] = [Nanos::from_millis(100), Nanos::from_secs(10)];
+/// Fewest nodes a drawn `halves` partition needs: its named side is a
+/// strict minority of at least one node.
+pub const HALVES_MIN_NODES: u32 = 3;
+/// Fewest nodes a drawn `bridge` partition needs: the bridge, and a
+/// strict minority of at least one node among the others.
+pub const BRIDGE_MIN_NODES: u32 = 4;
 
 /// The grain of every drawn instant and duration: whole milliseconds keep
 /// the minimal files readable.
@@ -133,6 +149,25 @@ pub struct KindBounds {
     pub capacity: Option<[f64; 2]>,
     /// clock: [least, most] size of an offset step, log-uniformly, either sign.
     pub offset: Option<[Nanos; 2]>,
+    /// partition: the shapes drawn, each as likely (default: all three,
+    /// those the scenario has nodes for; [`SwarmSetup::partition_shapes`]).
+    pub shapes: Option<Vec<PartitionShape>>,
+    /// loss: the share of loss faults drawn in bursts (Gilbert-Elliott)
+    /// rather than independent.
+    pub bursty: Option<f64>,
+    /// loss in bursts: [least, most] mean length of a burst, log-uniformly.
+    pub burst: Option<[Nanos; 2]>,
+    /// loss in bursts: [least, most] mean gap between bursts, log-uniformly.
+    pub gap: Option<[Nanos; 2]>,
+}
+
+/// How a swarm draws loss in bursts: the share of loss faults that come
+/// in bursts, and the bounds of their mean burst and gap lengths.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossBursts {
+    pub share: f64,
+    pub burst: [Nanos; 2],
+    pub gap: [Nanos; 2],
 }
 
 /// The bounds of one kind with every default filled in.
@@ -168,12 +203,11 @@ impl FaultKind {
             FaultKind::Restart => &["rate"],
             FaultKind::Clock => &["rate", "offset"],
             FaultKind::SlowLink | FaultKind::SlowTable => &["rate", "duration", "extra_latency"],
-            FaultKind::Loss => &["rate", "duration", "probability"],
+            FaultKind::Loss => &["rate", "duration", "probability", "bursty", "burst", "gap"],
             FaultKind::Degrade => &["rate", "duration", "slowdown"],
             FaultKind::Backpressure => &["rate", "duration", "capacity"],
-            FaultKind::Crash | FaultKind::Pause | FaultKind::Partition | FaultKind::TableOutage => {
-                &["rate", "duration"]
-            }
+            FaultKind::Partition => &["rate", "duration", "shapes"],
+            FaultKind::Crash | FaultKind::Pause | FaultKind::TableOutage => &["rate", "duration"],
         }
     }
 
@@ -265,6 +299,39 @@ impl SwarmSetup {
             };
             [part(1, 10), part(3, 4)]
         })
+    }
+
+    /// The partition shapes a run draws among, each as likely, in a
+    /// scenario of `nodes` nodes: `swarm.partition.shapes` (default all
+    /// three) without those it has too few nodes for ([`HALVES_MIN_NODES`],
+    /// [`BRIDGE_MIN_NODES`]); `isolate` if none is left.
+    pub fn partition_shapes(&self, nodes: u32) -> Vec<PartitionShape> {
+        let listed = self
+            .partition
+            .as_ref()
+            .and_then(|t| t.shapes.clone())
+            .unwrap_or_else(|| PartitionShape::ALL.to_vec());
+        let fits = |shape: &PartitionShape| match shape {
+            PartitionShape::Isolate => true,
+            PartitionShape::Halves => nodes >= HALVES_MIN_NODES,
+            PartitionShape::Bridge => nodes >= BRIDGE_MIN_NODES,
+        };
+        let shapes: Vec<PartitionShape> = listed.into_iter().filter(fits).collect();
+        if shapes.is_empty() {
+            vec![PartitionShape::Isolate]
+        } else {
+            shapes
+        }
+    }
+
+    /// How loss faults are drawn in bursts: `[swarm.loss]` over the defaults.
+    pub fn loss_bursts(&self) -> LossBursts {
+        let t = self.loss.as_ref();
+        LossBursts {
+            share: t.and_then(|t| t.bursty).unwrap_or(DEFAULT_BURSTY_SHARE),
+            burst: t.and_then(|t| t.burst).unwrap_or(DEFAULT_LOSS_BURST),
+            gap: t.and_then(|t| t.gap).unwrap_or(DEFAULT_LOSS_GAP),
+        }
     }
 
     /// How long a pause or partition must last to be a fault to detect.

@@ -609,7 +609,7 @@ pub const MAX_BURSTS: f64 = 1_000_000.0;
 
 /// A bursty loss fault over `span` alternates gaps and bursts of these mean
 /// lengths: refuse one that would draw more than [`MAX_BURSTS`].
-fn bursts_bounded(
+pub(super) fn bursts_bounded(
     span: Nanos,
     burst: Nanos,
     gap: Nanos,

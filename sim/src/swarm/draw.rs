@@ -20,8 +20,8 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::rng::Streams;
 use crate::scenario::{
-    Direction, Expect, Fault, FaultKind, PartitionMode, Scenario, SignedNanos, Strength,
-    SwarmSetup, Topology, GRAIN,
+    Direction, Expect, Fault, FaultKind, PartitionMode, PartitionShape, Scenario, SignedNanos,
+    Strength, SwarmSetup, Topology, GRAIN,
 };
 
 /// Probabilities and capacities are drawn to this many parts of one.
@@ -103,7 +103,8 @@ pub fn draw(scenario: &Scenario, setup: &SwarmSetup, seed: u64) -> Drawn {
 }
 
 /// One fault of `kind`, drawn in a fixed order: start, target, duration,
-/// strength, then direction and mode.
+/// strength, then direction and mode, then a partition's shape and sides
+/// or whether loss comes in bursts (and their lengths).
 fn fault(
     scenario: &Scenario,
     setup: &SwarmSetup,
@@ -154,8 +155,71 @@ fn fault(
     if kind == FaultKind::Partition && rng.random::<bool>() {
         f.mode = Some(PartitionMode::Hold);
     }
+    if kind == FaultKind::Partition {
+        shape(&mut f, setup, &names, rng);
+    }
+    if kind == FaultKind::Loss {
+        let b = setup.loss_bursts();
+        if rng.random::<f64>() < b.share {
+            f.burst = Some(log_uniform(rng, b.burst));
+            f.gap = Some(log_uniform(rng, b.gap));
+        }
+    }
     f.expect = Some(expect_for(kind, f.duration, setup.detect_from()));
     f
+}
+
+/// A drawn partition's shape, among [`SwarmSetup::partition_shapes`]:
+/// `isolate` keeps the node drawn; `halves` puts it on a named side of
+/// more nodes, drawn uniformly; `bridge` makes it the bridge and names a
+/// side among the others. A named side is a strict minority (of the
+/// nodes, or of those but the bridge), so that it is the side cut off:
+/// what a `no_live_declared_dead` exemption names (`FaultRecord::held`),
+/// and what a one-way partition silences. Its size is uniform from one
+/// node to the largest minority.
+fn shape(f: &mut Fault, setup: &SwarmSetup, names: &[String], rng: &mut ChaCha8Rng) {
+    let n = names.len() as u32;
+    let shapes = setup.partition_shapes(n);
+    let shape = shapes[rng.random_range(0..shapes.len())];
+    let node = f
+        .node
+        .as_ref()
+        .and_then(|name| names.iter().position(|x| x == name))
+        .expect("a partition is drawn on a node of the scenario") as u32;
+    let side = match shape {
+        PartitionShape::Isolate => return,
+        PartitionShape::Halves => {
+            f.node = None;
+            minority(rng, n, Some(node), None)
+        }
+        PartitionShape::Bridge => minority(rng, n, None, Some(node)),
+    };
+    f.shape = Some(shape);
+    f.nodes = Some(side.iter().map(|&i| names[i as usize].clone()).collect());
+}
+
+/// A strict minority of the `n` nodes but `bridge`, of uniform size from
+/// one, with `first` on it and the rest drawn uniformly (a partial
+/// Fisher-Yates shuffle); in index order.
+fn minority(rng: &mut ChaCha8Rng, n: u32, first: Option<u32>, bridge: Option<u32>) -> Vec<u32> {
+    let others = n - u32::from(bridge.is_some());
+    let largest = (others - 1) / 2;
+    debug_assert!(largest >= 1, "{n} nodes are too few for a minority side");
+    let size = rng.random_range(1..=largest) as usize;
+    let mut pool: Vec<u32> = (0..n)
+        .filter(|&i| Some(i) != first && Some(i) != bridge)
+        .collect();
+    let picks = size - usize::from(first.is_some());
+    for t in 0..picks {
+        let j = rng.random_range(t..pool.len());
+        pool.swap(t, j);
+    }
+    let mut side: Vec<u32> = first
+        .into_iter()
+        .chain(pool[..picks].iter().copied())
+        .collect();
+    side.sort_unstable();
+    side
 }
 
 /// A monitored link, as (sender, receiver) node indices: in a dataflow, an
@@ -242,6 +306,7 @@ mod tests {
     use fdlab_protocol::decay::DataflowDecayConfig;
     use fdlab_protocol::DetectorConfig;
     use proptest::prelude::*;
+    use std::collections::BTreeSet;
 
     fn pipeline() -> Scenario {
         let topology = Topology::Dataflow {
@@ -285,6 +350,60 @@ mod tests {
             .chain((2..5).map(|u| (u, 5)))
             .collect();
         assert_eq!(seen, expected);
+    }
+
+    /// The kinds of partition and loss each run draws, over many seeds.
+    fn shapes_and_bursts(s: &Scenario, swarm: &SwarmSetup) -> (BTreeSet<String>, [u32; 2]) {
+        let (mut shapes, mut loss) = (BTreeSet::new(), [0u32; 2]);
+        for seed in 0..300 {
+            for f in draw(s, swarm, seed).faults {
+                match f.kind.unwrap() {
+                    FaultKind::Partition => {
+                        shapes.insert(f.shape.unwrap_or_default().name().to_string());
+                    }
+                    FaultKind::Loss => loss[usize::from(f.burst.is_some())] += 1,
+                    _ => {}
+                }
+            }
+        }
+        (shapes, loss)
+    }
+
+    #[test]
+    fn every_partition_shape_and_both_loss_models_are_drawn() {
+        let mut swarm = SwarmSetup {
+            kinds: Some(vec![FaultKind::Partition, FaultKind::Loss]),
+            ..SwarmSetup::default()
+        };
+        let (shapes, loss) = shapes_and_bursts(&pipeline(), &swarm);
+        assert_eq!(
+            shapes,
+            ["bridge", "halves", "isolate"].map(String::from).into()
+        );
+        assert!(loss[0] > 50 && loss[1] > 50, "{loss:?}");
+        // As the scenario says: one shape; no bursts.
+        swarm.partition = Some(crate::scenario::KindBounds {
+            shapes: Some(vec![PartitionShape::Halves]),
+            ..Default::default()
+        });
+        swarm.loss = Some(crate::scenario::KindBounds {
+            bursty: Some(0.0),
+            ..Default::default()
+        });
+        let (shapes, loss) = shapes_and_bursts(&pipeline(), &swarm);
+        assert_eq!(shapes, ["halves".to_string()].into());
+        assert_eq!(loss[1], 0);
+        // Too few nodes for a minority side: isolate instead.
+        let two = Scenario::new(
+            "two",
+            Topology::Mesh {
+                nodes: 2,
+                monitors_per_node: crate::scenario::MonitorCount::All,
+            },
+            Nanos::from_secs(120),
+        );
+        let (shapes, _) = shapes_and_bursts(&two, &swarm);
+        assert_eq!(shapes, ["isolate".to_string()].into());
     }
 
     proptest! {
@@ -358,6 +477,23 @@ mod tests {
                     f.expect,
                     Some(expect_for(kind, f.duration, swarm.detect_from()))
                 );
+                // A named side is a strict minority of the six stages (but
+                // the bridge), without the bridge.
+                if let Some(side) = &f.nodes {
+                    let bridge = f.shape == Some(PartitionShape::Bridge);
+                    prop_assert_eq!(bridge, f.node.is_some());
+                    prop_assert!(side.len() * 2 < 6 - usize::from(bridge), "{:?}", f);
+                    prop_assert!(f.node.as_ref().is_none_or(|b| !side.contains(b)));
+                }
+                let loss = swarm.loss_bursts();
+                match (f.burst, f.gap) {
+                    (Some(b), Some(g)) => {
+                        prop_assert!(b >= loss.burst[0] && b <= loss.burst[1]);
+                        prop_assert!(g >= loss.gap[0] && g <= loss.gap[1]);
+                    }
+                    (None, None) => {}
+                    other => prop_assert!(false, "{:?}", other),
+                }
             }
             let mut run = s.clone();
             run.faults = a.faults.clone();

@@ -8,7 +8,9 @@
 use fdlab_protocol::Nanos;
 
 use super::draw::{expect_for, on_grain, STRENGTH_STEPS};
-use crate::scenario::{Fault, MonitorCount, Scenario, SignedNanos, Strength, SwarmSetup, Topology};
+use crate::scenario::{
+    Fault, FaultKind, MonitorCount, Scenario, SignedNanos, Strength, SwarmSetup, Topology,
+};
 
 /// What a shrunk scenario must keep of the violation it reproduces.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,7 +147,8 @@ pub fn shorter(s: &Scenario, setup: &SwarmSetup, i: usize) -> Vec<Scenario> {
 }
 
 /// Fault `i` milder: its kind's least strength, then halfway there (a
-/// capacity rises toward its most, every other strength falls).
+/// capacity rises toward its most, every other strength falls); a
+/// partition's named side narrower, by halves.
 pub fn milder(s: &Scenario, setup: &SwarmSetup, i: usize) -> Vec<Scenario> {
     let f = &s.faults[i];
     let Some(kind) = f.kind else {
@@ -157,6 +160,17 @@ pub fn milder(s: &Scenario, setup: &SwarmSetup, i: usize) -> Vec<Scenario> {
         c
     };
     let thousandths = |x: f64| libm::round(x * STRENGTH_STEPS) / STRENGTH_STEPS;
+    if let (FaultKind::Partition, Some(side)) = (kind, &f.nodes) {
+        // A narrower side: its first half, then its second.
+        let half = side.len() / 2;
+        if half == 0 {
+            return Vec::new();
+        }
+        return [&side[..half], &side[half..]]
+            .into_iter()
+            .map(|part| with(&|g| g.nodes = Some(part.to_vec())))
+            .collect();
+    }
     match setup.bounds(kind).strength {
         Some(Strength::ExtraLatency([lo, _])) => f.extra_latency.map_or(Vec::new(), |x| {
             steps_down(x, lo)
@@ -418,7 +432,7 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{DetectorSetup, FaultKind};
+    use crate::scenario::DetectorSetup;
     use fdlab_protocol::decay::DataflowDecayConfig;
     use fdlab_protocol::DetectorConfig;
 
@@ -446,6 +460,27 @@ mod tests {
             nodes: nodes.iter().map(|n| n.to_string()).collect(),
             at: Nanos::from_secs(20),
         }
+    }
+
+    #[test]
+    fn a_partition_side_narrows_by_halves() {
+        let topology = Topology::Mesh {
+            nodes: 8,
+            monitors_per_node: MonitorCount::All,
+        };
+        let mut s = scenario(topology, "n0");
+        let f = &mut s.faults[0];
+        f.kind = Some(FaultKind::Partition);
+        f.shape = Some(crate::scenario::PartitionShape::Halves);
+        f.node = None;
+        f.nodes = Some(["n1", "n4", "n6"].map(String::from).to_vec());
+        let sides: Vec<Vec<String>> = milder(&s, &SwarmSetup::default(), 0)
+            .into_iter()
+            .map(|c| c.faults[0].nodes.clone().unwrap())
+            .collect();
+        assert_eq!(sides, [vec!["n1"], vec!["n4", "n6"]]);
+        s.faults[0].nodes = Some(vec!["n1".into()]);
+        assert!(milder(&s, &SwarmSetup::default(), 0).is_empty());
     }
 
     #[test]
