@@ -1,11 +1,13 @@
 //! Running membership scenarios over seeds and judges in parallel: every
-//! (judge, seed) is one cluster run (`fdlab_sim::membership::run`); results
+//! (judge, seed) is one cluster run (`fdlab_sim::membership::run`), and
+//! with `[placement]` its clients' key placement by their views; results
 //! come back in judge order, then seed order, whatever the pool's size.
 
 use std::time::Instant;
 
 use fdlab_sim::estimate::estimate;
 use fdlab_sim::membership::{self, outcome::ClusterOutcome};
+use fdlab_sim::placement::{self, PlacementOutcome};
 use fdlab_sim::valid::ValidScenario;
 use rayon::prelude::*;
 
@@ -15,6 +17,9 @@ use crate::simulate::{progress, seed_list};
 pub struct ClusterResult {
     /// Judge-major, then seed order.
     pub runs: Vec<ClusterOutcome>,
+    /// With `[placement]`: each run's key-placement costs, clients
+    /// following their views (the same order; empty without).
+    pub placements: Vec<PlacementOutcome>,
 }
 
 /// What [`simulate_clusters`] did.
@@ -40,24 +45,42 @@ pub fn simulate_clusters(
         for j in 0..s.judge_names().len() {
             jobs.extend(list.iter().map(|&seed| (i, j, seed)));
         }
-        results.push(ClusterResult { runs: Vec::new() });
+        results.push(ClusterResult {
+            runs: Vec::new(),
+            placements: Vec::new(),
+        });
     }
+    // A placement scenario's servers, keys and hashes, resolved once.
+    let setups: Vec<Option<placement::Setup>> = scenarios
+        .iter()
+        .map(|s| {
+            s.placement
+                .as_ref()
+                .map(|p| placement::Setup::new(p, &s.topology.node_names()))
+                .transpose()
+                .map_err(|e| format!("{}: placement: {e}", s.name))
+        })
+        .collect::<Result<_, _>>()?;
     let bar = progress(jobs.len() as u64, "cluster runs");
     let started = Instant::now();
-    let outcomes: Vec<ClusterOutcome> = pool.install(|| {
+    let outcomes: Vec<(ClusterOutcome, Option<PlacementOutcome>)> = pool.install(|| {
         jobs.par_iter()
             .map(|&(i, j, seed)| {
                 let (outcome, _) = membership::run(scenarios[i], seed, j, false);
+                let placed = setups[i]
+                    .as_ref()
+                    .map(|setup| placement::evaluate_cluster(setup, scenarios[i], &outcome));
                 bar.inc(1);
-                outcome
+                (outcome, placed)
             })
             .collect()
     });
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
-    let events = outcomes.iter().map(|o| o.events).sum();
-    for (&(i, _, _), outcome) in jobs.iter().zip(outcomes) {
+    let events = outcomes.iter().map(|(o, _)| o.events).sum();
+    for (&(i, _, _), (outcome, placed)) in jobs.iter().zip(outcomes) {
         results[i].runs.push(outcome);
+        results[i].placements.extend(placed);
     }
     Ok(ClustersSimulated {
         results,

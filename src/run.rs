@@ -204,11 +204,34 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         .zip(&clustered.results)
         .map(|(s, r)| MembershipReport::new(s, &r.runs))
         .collect();
+    // A cluster's clients placing keys by their views: the judges' costs,
+    // beside the time each takes to declare a crash.
+    let mut placement = placement;
+    for (report, result) in membership.iter().zip(&clustered.results) {
+        if result.placements.is_empty() {
+            continue;
+        }
+        let declare: Vec<(String, Option<Nanos>)> = report
+            .metrics
+            .summary
+            .iter()
+            .map(|j| (j.judge.clone(), j.declare.map(|d| d.p50)))
+            .collect();
+        let mut metrics = placement_metrics(&report.metrics.scenario, &result.placements, &declare);
+        metrics.by_view = true;
+        placement.push(PlacementReport { metrics });
+    }
     for (scenario, report) in clusters.iter().zip(&membership) {
         if !scenario.description.is_empty() {
             say!("# {}", scenario.description.trim());
         }
         say!("{}", cluster_terminal_table(&report.metrics));
+        let placed = placement
+            .iter()
+            .find(|p| p.metrics.scenario == scenario.name);
+        if let Some(p) = placed.filter(|_| scenario.is_placement()) {
+            say!("{}", placement_terminal_table(&p.metrics));
+        }
     }
     for (scenario, m) in locks.iter().zip(&lockrpc) {
         if !scenario.description.is_empty() {

@@ -124,3 +124,49 @@ fn bad_placement_keys_are_one_error_with_file_line_and_key() {
     ];
     assert_mutations_fail_and_base_runs(dir.path(), PLACEMENT, &cases, "placement.csv");
 }
+
+/// Clients that follow their membership view (`orleans-placement`): one
+/// row per judge and distribution, the costs of SWIM's false declaration
+/// of a paused server and of the crash every judge declares, the same bytes
+/// for any `--jobs`.
+#[test]
+fn clients_following_a_membership_view_report_each_judge() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    let stdout = run_ok("orleans-placement", "1", "1", &one);
+    run_ok("orleans-placement", "1", "2", &two);
+    assert!(
+        stdout.contains(
+            "orleans-placement (key placement by membership view: 10 servers, 20 clients"
+        ),
+        "{stdout}"
+    );
+    for file in ["placement.csv", "membership.csv", "index.html", "report.md"] {
+        assert_eq!(
+            fs::read(one.join(file)).unwrap(),
+            fs::read(two.join(file)).unwrap(),
+            "{file} differs between --jobs 1 and 2"
+        );
+    }
+    let csv = fs::read_to_string(one.join("placement.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    let rows: Vec<&str> = lines.collect();
+    // 5 judges x 6 distributions.
+    assert_eq!(rows.len(), 30, "{csv}");
+    for row in &rows {
+        let judge = column(header, row, "detector");
+        // The crash of n7: every one of the 20 clients marks it dead.
+        assert_eq!(column(header, row, "true_declarations"), "20", "{row}");
+        // The 30 s pause of n3: SWIM declares it, Orleans' judges do not.
+        let falsely = if judge == "swim" || judge == "lifeguard" {
+            "20"
+        } else {
+            "0"
+        };
+        assert_eq!(column(header, row, "false_declarations"), falsely, "{row}");
+    }
+    let html = fs::read_to_string(one.join("index.html")).unwrap();
+    assert!(html.contains("orleans-placement: key placement"), "{html}");
+    assert!(html.contains("its own membership view"), "no note on views");
+}

@@ -94,6 +94,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../builtin/orleans-random-200.toml"),
     ),
     (
+        "orleans-placement",
+        include_str!("../builtin/orleans-placement.toml"),
+    ),
+    (
         "lifeguard-starved-1",
         include_str!("../builtin/lifeguard-starved-1.toml"),
     ),
@@ -305,6 +309,7 @@ mod tests {
                 "orleans-table-outage",
                 "orleans-restart",
                 "orleans-random-200",
+                "orleans-placement",
             ]
         );
         for name in &orleans {
@@ -345,10 +350,11 @@ mod tests {
                 panic!("{name}: a mesh")
             };
             assert_eq!(monitors_per_node, MonitorCount::All, "{name}");
-            let (silos, seeds) = if *name == "orleans-random-200" {
-                (200, 5)
-            } else {
-                (20, 20)
+            let (silos, seeds) = match *name {
+                "orleans-random-200" => (200, 5),
+                // 10 memcached servers and 20 clients (SPEC §9).
+                "orleans-placement" => (30, 5),
+                _ => (20, 20),
             };
             assert_eq!((nodes, s.seeds), (silos, seeds), "{name}");
             let minutes = s.duration.as_secs_f64() / 60.0;

@@ -42,8 +42,22 @@ fn events(scenario: &ValidScenario, seed: u64) -> u64 {
             .map(|r| r.events)
             .sum()
     } else if scenario.is_membership() {
+        // With `[placement]`, each judge's run also places its clients'
+        // requests through every distribution.
+        let setup = scenario
+            .placement
+            .as_ref()
+            .map(|p| placement::Setup::new(p, &scenario.topology.node_names()).unwrap());
         (0..scenario.judge_names().len())
-            .map(|j| membership::run(scenario, seed, j, false).0.events)
+            .map(|j| {
+                let o = membership::run(scenario, seed, j, false).0;
+                let placed = setup.as_ref().map_or(0.0, |setup| {
+                    let cells = placement::evaluate_cluster(setup, scenario, &o).cells;
+                    let requests: u64 = cells.iter().map(|c| c.requests).sum();
+                    requests as f64 * EVENTS_PER_PLACED_REQUEST
+                });
+                o.events + placed as u64
+            })
             .sum()
     } else {
         let outcome = run(scenario, seed, false).0;

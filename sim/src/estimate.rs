@@ -152,7 +152,8 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         whole_bytes
     };
     if let Some(p) = &scenario.placement {
-        let (source, held) = placement_cost(scenario, p);
+        let detectors = scenario.detectors.len() as u64;
+        let (source, held) = placement_cost(scenario, p, detectors, detectors, "detectors");
         sources.push(source);
         bytes = bytes.saturating_add(held);
         whole_bytes = whole_bytes.saturating_add(held);
@@ -172,23 +173,32 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
 /// of its ledgers: per detector (each its own ledger, all at once at
 /// worst) and distribution, an owner byte per client and key and a count
 /// per key and server; plus the keys and their hashes.
-fn placement_cost(scenario: &Scenario, p: &crate::scenario::PlacementSetup) -> (Source, u64) {
+///
+/// `subjects` ledgers are run (one per detector, or one per membership
+/// judge), `at_once` of them held at once (every detector's of a run; a
+/// membership run's one judge).
+fn placement_cost(
+    scenario: &Scenario,
+    p: &crate::scenario::PlacementSetup,
+    subjects: u64,
+    at_once: u64,
+    what: &str,
+) -> (Source, u64) {
     let clients = scenario.monitored_pairs() / u64::from(p.servers.max(1));
     let kinds = p.kinds().len() as u64;
-    let detectors = scenario.detectors.len() as u64;
     let requests = p.requests_per_second * clients as f64 * scenario.duration.as_secs_f64();
     let source = Source {
         key: "placement.requests_per_second".into(),
         what: format!(
-            "{clients} clients requesting {}/s, placed by {kinds} distributions for each of {detectors} detectors",
+            "{clients} clients requesting {}/s, placed by {kinds} distributions for each of {subjects} {what}",
             p.requests_per_second
         ),
-        events: requests * (kinds * detectors) as f64 * EVENTS_PER_PLACED_REQUEST,
+        events: requests * (kinds * subjects) as f64 * EVENTS_PER_PLACED_REQUEST,
     };
     let keys = u64::from(p.keys);
     let per_ledger = keys.saturating_mul(clients + 2 * (u64::from(p.servers) + 1) + 1);
     let held = per_ledger
-        .saturating_mul(kinds * detectors)
+        .saturating_mul(kinds * at_once)
         .saturating_add(keys.saturating_mul(KEY_BYTES + HASH_BYTES * kinds));
     (source, held)
 }
@@ -307,6 +317,13 @@ fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup
                     + per(m.swim.gossip_interval) * EVENTS_PER_GOSSIP_TICK),
         },
     ];
+    let mut placed = 0;
+    if let Some(p) = &scenario.placement {
+        let runs = scenario.judge_names().len() as u64;
+        let (source, held) = placement_cost(scenario, p, runs, 1, "judges' runs");
+        sources.push(source);
+        placed = held;
+    }
     sources.retain(|s| s.events > 0.0);
     sources.sort_by(|a, b| b.events.total_cmp(&a.events));
     let n = silos as u64;
@@ -318,7 +335,8 @@ fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup
     };
     let bytes = n
         .saturating_mul(SILO_BYTES)
-        .saturating_add(n.saturating_mul(n).saturating_mul(per_member));
+        .saturating_add(n.saturating_mul(n).saturating_mul(per_member))
+        .saturating_add(placed);
     Estimate {
         events: sources.iter().map(|s| s.events).sum(),
         bytes,

@@ -424,6 +424,8 @@ pub(crate) fn synthetic(
             two_active_generations: 0,
         },
         node_time: Nanos(node_time),
+        stopped: Vec::new(),
+        views: Vec::new(),
         events: 50_000 + 1_000 * u64::from(nodes),
     };
     (outcome, b.log)

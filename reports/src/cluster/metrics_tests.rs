@@ -68,6 +68,8 @@ fn run(judge: &str, seed: u64) -> ClusterOutcome {
             two_active_generations: 0,
         },
         node_time: secs(3_600.0),
+        stopped: Vec::new(),
+        views: Vec::new(),
         events: 1_000,
     }
 }

@@ -34,6 +34,12 @@ const AXES: TradeoffAxes = TradeoffAxes {
     tick: count_tick,
     all_zero: "no false declaration in any run: every point is at 0",
 };
+/// The same, for clients that follow a membership view: the x axis is the
+/// judge's time to declare a crash.
+const VIEW_AXES: TradeoffAxes = TradeoffAxes {
+    time: "judge's median time to declare a crash Dead",
+    ..AXES
+};
 const POINT_RADIUS: i32 = 6;
 /// Points of one detector are spread this share of the x axis apart, so
 /// that distributions with the same cost stay visible.
@@ -83,10 +89,12 @@ pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Resul
         let (plot, legend_area) = root.split_vertically(h);
         draw_legend(&legend_area, &legend)?;
         let axis = TimeAxis::covering(points.iter().map(|p| p.1));
+        let axes = if m.by_view { &VIEW_AXES } else { &AXES };
         if axis.log {
             scatter(
                 &plot,
                 log_coord(&axis),
+                axes,
                 &title,
                 &axis,
                 &points,
@@ -95,16 +103,27 @@ pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Resul
             )?;
         } else {
             let x: RangedCoordf64 = (axis.low..axis.high).into();
-            scatter(&plot, x, &title, &axis, &points, &distributions, palette)?;
+            scatter(
+                &plot,
+                x,
+                axes,
+                &title,
+                &axis,
+                &points,
+                &distributions,
+                palette,
+            )?;
         }
         root.present().map_err(chart_error)?;
     }
     Ok(Chart::Svg(finish_svg(svg, PLACEMENT, &m.scenario, &title)))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn scatter<X>(
     root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
     x: X,
+    axes: &TradeoffAxes,
     title: &str,
     axis: &TimeAxis,
     points: &[(&PlacementSummary, f64)],
@@ -116,7 +135,7 @@ where
 {
     let top = rate_top(points.iter().map(|p| lost(p.0)));
     let all_zero = points.iter().all(|p| lost(p.0) == 0.0);
-    let mut chart = tradeoff_frame(root, x, title, axis, &AXES, top, all_zero)?;
+    let mut chart = tradeoff_frame(root, x, title, axis, axes, top, all_zero)?;
     let middle = (distributions.len() as f64 - 1.0) / 2.0;
     for (s, x) in points {
         let colour = palette.colour(&s.distribution);

@@ -97,6 +97,10 @@ pub struct PlacementMetrics {
     pub clients: u32,
     pub keys: u32,
     pub seeds: usize,
+    /// The clients follow their membership views (a membership scenario
+    /// with `[placement]`): each "detector" is a judge, and its detection
+    /// time the time it takes to declare a crash.
+    pub by_view: bool,
     /// Detector-major, distributions in report order.
     pub summary: Vec<PlacementSummary>,
 }
@@ -153,7 +157,13 @@ pub fn placement_metrics(
         servers: first.map_or(0, |r| r.servers),
         clients: first.map_or(0, |r| r.clients),
         keys: first.map_or(0, |r| r.keys),
-        seeds: runs.len(),
+        // A membership scenario's runs are one judge each: count seeds.
+        seeds: runs
+            .iter()
+            .map(|r| r.seed)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        by_view: false,
         summary,
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::metrics::PlacementSummary;
+use super::metrics::{PlacementMetrics, PlacementSummary};
 use super::tables::{amount, percent};
 use super::PlacementReport;
 use crate::charts::{xml_escape, Chart, Palette};
@@ -36,6 +36,17 @@ pub const COLUMNS: [&str; 12] = [
     "missed or failed per declaration",
     "disagreement key-s per hour",
 ];
+
+/// The columns of `m`'s table: [`COLUMNS`], or for clients that follow a
+/// membership view, the judge and its time to declare a crash.
+fn columns(m: &PlacementMetrics) -> [&'static str; 12] {
+    let mut c = COLUMNS;
+    if m.by_view {
+        c[0] = "judge";
+        c[2] = "declaration p50";
+    }
+    c
+}
 
 /// What the columns mean.
 pub const KEY: [(&str, &str); 8] = [
@@ -107,8 +118,13 @@ pub fn rows(summary: &[PlacementSummary]) -> Vec<Vec<String>> {
 
 fn meta(r: &PlacementReport) -> String {
     let m = &r.metrics;
+    let how = if m.by_view {
+        "servers and clients are members of one cluster, and every client marks a server dead while its own membership view holds it Dead: each judge's cluster runs on its own, and each distribution places the same requests through every client's view. A judge's declaration p50 is the median time it takes to declare a crash; a declared Orleans silo stops itself, losing its cache"
+    } else {
+        "every client runs every detector on every server, and each distribution places the same requests through each detector's verdicts"
+    };
     format!(
-        "Key placement: {} servers, {} clients, {} keys; {} seed{}; every client runs every detector on every server, and each distribution places the same requests through each detector's verdicts.",
+        "Key placement: {} servers, {} clients, {} keys; {} seed{}; {how}.",
         m.servers,
         m.clients,
         m.keys,
@@ -127,7 +143,12 @@ pub fn html_section(out: &mut String, s: &PlacementSection<'_>, palette: &Palett
         xml_escape(&r.metrics.scenario)
     );
     let _ = writeln!(out, "<p class=\"meta\">{}</p>", xml_escape(&meta(r)));
-    html::table(out, &COLUMNS, rows(&r.metrics.summary).into_iter(), palette);
+    html::table(
+        out,
+        &columns(&r.metrics),
+        rows(&r.metrics.summary).into_iter(),
+        palette,
+    );
     if first {
         html::key(out, "How to read the placement table", &KEY);
     }
@@ -140,7 +161,7 @@ pub fn markdown_section(out: &mut String, s: &PlacementSection<'_>) {
     let r = s.report;
     let _ = writeln!(out, "## {}: key placement\n", cell(&r.metrics.scenario));
     let _ = writeln!(out, "{}\n", meta(r));
-    markdown::table(out, &COLUMNS, 2, rows(&r.metrics.summary));
+    markdown::table(out, &columns(&r.metrics), 2, rows(&r.metrics.summary));
     match &s.chart {
         Chart::Svg(_) => {
             let _ = writeln!(

@@ -115,10 +115,15 @@ pub(crate) fn amount(v: Option<f64>) -> String {
 
 /// The console table: one line per detector × distribution.
 pub fn placement_terminal_table(m: &PlacementMetrics) -> String {
+    let (subject, detect) = if m.by_view {
+        ("judge", "declare p50 (s)")
+    } else {
+        ("detector", "detect p50 (s)")
+    };
     let header = [
-        "detector",
+        subject,
         "distribution",
-        "detect p50 (s)",
+        detect,
         "true decl.",
         "false decl.",
         "moved/true",
@@ -150,8 +155,9 @@ pub fn placement_terminal_table(m: &PlacementMetrics) -> String {
         ]);
     }
     format!(
-        "{} (key placement: {} servers, {} clients, {} keys; {} run{} per detector x distribution, same requests)\n{}",
+        "{} (key placement{}: {} servers, {} clients, {} keys; {} run{} per {subject} x distribution, same requests)\n{}",
         m.scenario,
+        if m.by_view { " by membership view" } else { "" },
         m.servers,
         m.clients,
         m.keys,

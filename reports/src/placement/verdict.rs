@@ -135,6 +135,7 @@ mod tests {
             clients: 2,
             keys: 100,
             seeds: 1,
+            by_view: false,
             summary: vec![
                 summary("a", "ketama", 10, 0),
                 summary("a", "modulo-eject", 90, 7_200_000_000_000),

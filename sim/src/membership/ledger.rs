@@ -16,9 +16,10 @@ use fdlab_protocol::membership::{AgentEvent, SiloId, SiloStatus, TableView};
 use fdlab_protocol::Nanos;
 
 use super::outcome::{
-    ClusterCounts, ClusterLogRecord, CrashOutcome, Declaration, NodeChange, Suspicion,
+    ClusterCounts, ClusterLogRecord, CrashOutcome, Declaration, NodeChange, Suspicion, ViewChange,
 };
 use super::table::Applied;
+use crate::outcome::Window;
 
 /// A declaration whose views have not all agreed yet: the live Active
 /// silos that still see the target otherwise.
@@ -55,6 +56,15 @@ pub(crate) struct Ledger {
     pub(crate) counts: ClusterCounts,
     pub(crate) node_time: Nanos,
     pub(crate) log: Option<Vec<ClusterLogRecord>>,
+    /// By node: since when its process has been down, after its first start.
+    down_since: Vec<Option<Nanos>>,
+    pub(crate) stopped: Vec<(u32, Window)>,
+    /// A placement scenario's servers (nodes below it), whose status in
+    /// the clients' views is recorded.
+    servers: Option<u32>,
+    /// By client (node less `servers`), then server: its view holds it Dead.
+    sees_dead: Vec<Vec<bool>>,
+    pub(crate) views: Vec<ViewChange>,
 }
 
 impl Ledger {
@@ -64,7 +74,36 @@ impl Ledger {
             generations: vec![0; nodes],
             impaired: vec![false; nodes],
             log: log.then(Vec::new),
+            down_since: vec![None; nodes],
             ..Ledger::default()
+        }
+    }
+
+    /// Records the clients' views of the first `servers` nodes from now on
+    /// (a placement scenario's servers; every other node is a client).
+    pub(crate) fn watch_servers(&mut self, servers: u32) {
+        let clients = self.running.len() - servers as usize;
+        self.servers = Some(servers);
+        self.sees_dead = vec![vec![false; servers as usize]; clients];
+    }
+
+    /// Client `client`'s view now holds `server` Dead (`dead`) or not.
+    fn sees(&mut self, at: Nanos, client: u32, server: u32, dead: bool) {
+        let Some(servers) = self.servers else {
+            return;
+        };
+        if client < servers || server >= servers {
+            return;
+        }
+        let held = &mut self.sees_dead[(client - servers) as usize][server as usize];
+        if *held != dead {
+            *held = dead;
+            self.views.push(ViewChange {
+                at,
+                client,
+                server,
+                dead,
+            });
         }
     }
 
@@ -76,6 +115,20 @@ impl Ledger {
 
     /// A silo started; a SWIM member takes part at once (it has no join).
     pub(crate) fn started(&mut self, at: Nanos, silo: SiloId, restart: bool, swim: bool) {
+        if let Some(since) = self.down_since[silo.node as usize].take() {
+            self.stopped.push((
+                silo.node,
+                Window {
+                    start: since,
+                    end: at,
+                },
+            ));
+        }
+        // A client that starts again places keys from its own server list
+        // until its new view says otherwise.
+        for server in 0..self.servers.unwrap_or(0) {
+            self.sees(at, silo.node, server, false);
+        }
         self.running[silo.node as usize] = Some((silo.generation, at));
         self.generations[silo.node as usize] = silo.generation;
         if swim {
@@ -103,6 +156,7 @@ impl Ledger {
         if let Some((generation, since)) = self.running[silo.node as usize].take() {
             debug_assert_eq!(generation, silo.generation);
             self.node_time = self.node_time + (at - since);
+            self.down_since[silo.node as usize] = Some(at);
         }
         let was_active = self.active.remove(&silo).is_some();
         match change {
@@ -254,6 +308,16 @@ impl Ledger {
 
     /// `silo`'s view moved forward to `view`.
     pub(crate) fn view(&mut self, at: Nanos, silo: SiloId, view: &TableView) {
+        // A server is Dead in a view when its latest generation's row is
+        // (rows are in (node, generation) order); one not in the view yet
+        // is on the client's own list.
+        for server in 0..self.servers.unwrap_or(0) {
+            let after = view.rows.partition_point(|r| r.silo.node <= server);
+            let dead = after > 0
+                && view.rows[after - 1].silo.node == server
+                && view.rows[after - 1].status == SiloStatus::Dead;
+            self.sees(at, silo.node, server, dead);
+        }
         for p in &mut self.pending {
             if view
                 .row(p.target)
@@ -298,6 +362,7 @@ impl Ledger {
                 self.event(at, silo, AgentEvent::SuspicionEnded { target });
             }
             SwimEvent::Declared { target, .. } => {
+                self.sees(at, silo.node, target.0, true);
                 let target = self.member(target);
                 self.counts.votes += 1;
                 if let std::collections::btree_map::Entry::Vacant(e) = self.dead_now.entry(target) {
@@ -307,6 +372,7 @@ impl Ledger {
                 self.sees_dead(at, silo, target);
             }
             SwimEvent::LearnedDead { target } => {
+                self.sees(at, silo.node, target.0, true);
                 let target = self.member(target);
                 // A suspicion ends when the member learns the death.
                 if let Some(i) = self.open.remove(&(silo, target)) {
@@ -315,6 +381,7 @@ impl Ledger {
                 self.sees_dead(at, silo, target);
             }
             SwimEvent::Revived { target, .. } => {
+                self.sees(at, silo.node, target.0, false);
                 let target = self.member(target);
                 if let Some(i) = self.dead_now.remove(&target) {
                     let d = &mut self.declarations[i];
@@ -399,6 +466,12 @@ impl Ledger {
                 self.node_time = self.node_time + (end - since);
             }
         }
+        for (node, since) in self.down_since.iter_mut().enumerate() {
+            if let Some(start) = since.take() {
+                self.stopped.push((node as u32, Window { start, end }));
+            }
+        }
+        self.stopped.sort_by_key(|&(node, w)| (w.start, node));
         for d in &mut self.declarations {
             if d.false_positive && d.destroyed.is_zero() {
                 d.destroyed = end - d.at;

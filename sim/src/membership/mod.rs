@@ -121,7 +121,10 @@ pub fn run(
         Sampler::new(&setup.table_latency),
         streams.membership_table(),
     );
-    let ledger = ledger::Ledger::new(names.len(), log);
+    let mut ledger = ledger::Ledger::new(names.len(), log);
+    if let Some(p) = &scenario.placement {
+        ledger.watch_servers(p.servers);
+    }
     let entropy = (0..names.len() as u32)
         .map(|n| streams.membership_entropy(n))
         .collect();
@@ -155,6 +158,8 @@ pub fn run(
         suspicions: ledger.suspicions,
         counts: ledger.counts,
         node_time: ledger.node_time,
+        stopped: ledger.stopped,
+        views: ledger.views,
         events,
     };
     (outcome, ledger.log)

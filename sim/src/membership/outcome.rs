@@ -8,7 +8,7 @@
 use fdlab_protocol::membership::{SiloId, SiloStatus, Vote};
 use fdlab_protocol::Nanos;
 
-use crate::outcome::FaultRecord;
+use crate::outcome::{FaultRecord, Window};
 
 /// A live silo that crashed (a `crash` fault): the cluster must declare it.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,8 +106,26 @@ pub struct ClusterOutcome {
     pub counts: ClusterCounts,
     /// Sum over nodes of the time a silo process was up.
     pub node_time: Nanos,
+    /// When a node's process was down after it first started (a crash, a
+    /// silo that stopped itself or gave up joining), until it started
+    /// again or the run ended; by start.
+    pub stopped: Vec<(u32, Window)>,
+    /// A placement scenario's clients' views of its servers, in time
+    /// order (empty without `[placement]`).
+    pub views: Vec<ViewChange>,
     /// Simulation events processed.
     pub events: u64,
+}
+
+/// A client's membership view starts or stops holding a server Dead (SPEC
+/// §9: clients that react to a membership view). Nodes are numbered as in
+/// the topology: servers first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewChange {
+    pub at: Nanos,
+    pub client: u32,
+    pub server: u32,
+    pub dead: bool,
 }
 
 /// What a node's process did.

@@ -22,7 +22,7 @@ use super::changes::{crashed, Change};
 use super::outcome::{PlacementCell, Split};
 use super::setup::{LiveChange, Setup};
 use super::workload::Requests;
-use crate::outcome::RunOutcome;
+use crate::outcome::Window;
 
 /// An owner: a server index, or [`NO_SERVER`].
 type Owner = u8;
@@ -56,11 +56,14 @@ struct Book {
     cell: PlacementCell,
 }
 
-/// Runs detector `detector`'s ledger over the whole run.
+/// Runs the ledger of one subject (a detector, or a membership judge) over
+/// a run that ends at `end`, whose servers are down (their caches lost)
+/// in `stopped`.
 pub(super) fn run(
     setup: &Setup,
-    outcome: &RunOutcome,
-    detector: usize,
+    subject: &str,
+    end: Nanos,
+    stopped: &[(u32, Window)],
     changes: &[(Nanos, Change)],
     mut requests: Requests<'_>,
 ) -> Vec<PlacementCell> {
@@ -103,10 +106,9 @@ pub(super) fn run(
         })
         .collect();
     for (j, b) in books.iter_mut().enumerate() {
-        b.cell.detector = outcome.detectors[detector].clone();
+        b.cell.detector = subject.to_string();
         b.cell.distribution = Some(setup.kinds[j]);
     }
-    let end = outcome.duration;
     let mut crashed_now = vec![false; servers];
     let mut now = Nanos::ZERO;
     let mut next = 0;
@@ -150,7 +152,7 @@ pub(super) fn run(
                 Change::Crashes => {
                     for (s, is) in crashed_now.iter_mut().enumerate() {
                         let was = *is;
-                        *is = crashed(outcome, s as u32, now);
+                        *is = crashed(stopped, s as u32, now);
                         if *is && !was {
                             for b in &mut books {
                                 b.lose(s);

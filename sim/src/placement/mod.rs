@@ -7,7 +7,10 @@
 //! whose clients monitor every server; then, for each detector, a ledger
 //! ([`ledger`]) replays its verdicts through each distribution against
 //! one request stream ([`workload`]), the same for every detector and
-//! distribution of the seed.
+//! distribution of the seed. In a scenario that is also a membership
+//! cluster, the clients follow their membership views instead: each
+//! judge's cluster run ([`crate::membership`]) is replayed the same way
+//! ([`evaluate_cluster`]), its servers' caches lost when their silos stop.
 //!
 //! | file | what it holds |
 //! |---|---|
@@ -25,8 +28,11 @@ pub mod workload;
 
 use rayon::prelude::*;
 
+use crate::faults::Schedule;
+use crate::membership::outcome::ClusterOutcome;
 use crate::outcome::RunOutcome;
 use crate::rng::Streams;
+use crate::valid::ValidScenario;
 
 pub use outcome::{PlacementCell, PlacementOutcome, Split};
 pub use setup::Setup;
@@ -36,6 +42,7 @@ pub use setup::Setup;
 pub fn evaluate(setup: &Setup, outcome: &RunOutcome) -> PlacementOutcome {
     let servers = setup.servers.len() as u32;
     let streams = Streams::new(outcome.seed);
+    let down = changes::crash_windows(outcome);
     let per_detector: Vec<Vec<PlacementCell>> = (0..outcome.detectors.len())
         .into_par_iter()
         .map(|d| {
@@ -46,7 +53,8 @@ pub fn evaluate(setup: &Setup, outcome: &RunOutcome) -> PlacementOutcome {
                 setup.clients,
                 setup.requests_per_second,
             );
-            ledger::run(setup, outcome, d, &changes, requests)
+            let subject = &outcome.detectors[d];
+            ledger::run(setup, subject, outcome.duration, &down, &changes, requests)
         })
         .collect();
     PlacementOutcome {
@@ -56,8 +64,59 @@ pub fn evaluate(setup: &Setup, outcome: &RunOutcome) -> PlacementOutcome {
         servers,
         clients: setup.clients,
         keys: setup.keys() as u32,
-        healthy_server_time: changes::healthy_server_time(outcome, servers),
+        healthy_server_time: changes::healthy_server_time(
+            &outcome.faults,
+            outcome.duration,
+            servers,
+        ),
         cells: per_detector.into_iter().flatten().collect(),
+    }
+}
+
+/// The placement costs of a membership run `cluster` of scenario
+/// `scenario` (with `[placement]`, resolved as `setup`), whose clients
+/// place keys by their membership views: one cell per distribution, under
+/// the run's judge. The requests are those a detector run of the same
+/// seed draws.
+pub fn evaluate_cluster(
+    setup: &Setup,
+    scenario: &ValidScenario,
+    cluster: &ClusterOutcome,
+) -> PlacementOutcome {
+    let servers = setup.servers.len() as u32;
+    let streams = Streams::new(cluster.seed);
+    // The run's own schedule again (a function of the scenario and the
+    // seed): whom each client must find down, and when.
+    let schedule = Schedule::resolve(scenario, &cluster.nodes, &streams);
+    let changes = changes::cluster_changes(cluster, &schedule, servers);
+    let down = changes::cluster_down(cluster, servers);
+    let requests = workload::Requests::new(
+        streams.placement_requests(),
+        &setup.zipf,
+        setup.clients,
+        setup.requests_per_second,
+    );
+    let cells = ledger::run(
+        setup,
+        &cluster.judge,
+        cluster.duration,
+        &down,
+        &changes,
+        requests,
+    );
+    PlacementOutcome {
+        scenario: cluster.scenario.clone(),
+        seed: cluster.seed,
+        duration: cluster.duration,
+        servers,
+        clients: setup.clients,
+        keys: setup.keys() as u32,
+        healthy_server_time: changes::healthy_server_time(
+            &cluster.faults,
+            cluster.duration,
+            servers,
+        ),
+        cells,
     }
 }
 #[cfg(test)]

@@ -18,11 +18,6 @@ pub const MAX_CLIENTS: u32 = 10_000;
 impl Scenario {
     pub(super) fn validate_placement(&self, p: &PlacementSetup) -> Result<(), ScenarioError> {
         let key = |k: &str| format!("placement.{k}");
-        check(
-            !self.is_membership(),
-            || "placement".into(),
-            "a scenario is either a membership cluster or memcached clients and servers, not both",
-        )?;
         let nodes = match &self.topology {
             Topology::Mesh {
                 nodes,
