@@ -11,7 +11,7 @@ use fdlab_sim::placement::{self, PlacementOutcome};
 use fdlab_sim::valid::ValidScenario;
 use rayon::prelude::*;
 
-use crate::simulate::{progress, seed_list};
+use crate::simulate::{placement_setups, progress, seed_list};
 
 /// Every run of one membership scenario.
 pub struct ClusterResult {
@@ -50,17 +50,7 @@ pub fn simulate_clusters(
             placements: Vec::new(),
         });
     }
-    // A placement scenario's servers, keys and hashes, resolved once.
-    let setups: Vec<Option<placement::Setup>> = scenarios
-        .iter()
-        .map(|s| {
-            s.placement
-                .as_ref()
-                .map(|p| placement::Setup::new(p, &s.topology.node_names()))
-                .transpose()
-                .map_err(|e| format!("{}: placement: {e}", s.name))
-        })
-        .collect::<Result<_, _>>()?;
+    let setups = placement_setups(scenarios.iter().copied())?;
     let bar = progress(jobs.len() as u64, "cluster runs");
     let started = Instant::now();
     let outcomes: Vec<(ClusterOutcome, Option<PlacementOutcome>)> = pool.install(|| {

@@ -69,6 +69,23 @@ pub fn seed_list(first: u64, seeds: Option<u32>, scenario_seeds: u32) -> Result<
     Ok(seed_range(first, u64::from(count), "--seed", &option)?.collect())
 }
 
+/// Each placement scenario's servers, keys and hashes, resolved once for
+/// all its runs (`None` for the other scenarios).
+pub fn placement_setups<'a>(
+    scenarios: impl IntoIterator<Item = &'a ValidScenario>,
+) -> Result<Vec<Option<placement::Setup>>, String> {
+    scenarios
+        .into_iter()
+        .map(|s| {
+            s.placement
+                .as_ref()
+                .map(|p| placement::Setup::new(p, &s.topology.node_names()))
+                .transpose()
+                .map_err(|e| format!("{}: placement: {e}", s.name))
+        })
+        .collect()
+}
+
 /// Runs every scenario with `seeds` seeds (default: its own count) from
 /// `first_seed` on, in parallel; the results do not depend on the pool's size.
 pub fn simulate(
@@ -87,17 +104,7 @@ pub fn simulate(
     }
     let bar = progress(jobs.len() as u64, "runs");
     let started = Instant::now();
-    // A placement scenario's servers, keys and hashes, resolved once.
-    let setups: Vec<Option<placement::Setup>> = scenarios
-        .iter()
-        .map(|s| {
-            s.placement
-                .as_ref()
-                .map(|p| placement::Setup::new(p, &s.topology.node_names()))
-                .transpose()
-                .map_err(|e| format!("{}: placement: {e}", s.name))
-        })
-        .collect::<Result<_, _>>()?;
+    let setups = placement_setups(scenarios)?;
     let outcomes = pool.install(|| {
         jobs.par_iter()
             .map(|&(i, seed)| {

@@ -6,20 +6,37 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::{assert_mutations_fail_and_base_runs, column, run_ok};
 
-fn run_into(out: &Path, jobs: &str) -> String {
-    run_ok("placement-crash", "2", jobs, out)
+/// Runs `scenario` with `seeds` seeds into `dir/one` on one thread and
+/// `dir/two` on two, checks that `files` are the same bytes, and returns
+/// the first directory and its standard output.
+fn run_with_both_jobs(
+    dir: &Path,
+    scenario: &str,
+    seeds: &str,
+    files: &[&str],
+) -> (PathBuf, String) {
+    let (one, two) = (dir.join("one"), dir.join("two"));
+    let stdout = run_ok(scenario, seeds, "1", &one);
+    run_ok(scenario, seeds, "2", &two);
+    for file in files {
+        assert_eq!(
+            fs::read(one.join(file)).unwrap(),
+            fs::read(two.join(file)).unwrap(),
+            "{file} differs between --jobs 1 and 2"
+        );
+    }
+    (one, stdout)
 }
 
 #[test]
 fn a_placement_run_reports_each_distribution_and_the_same_bytes_for_any_jobs() {
     let dir = tempfile::tempdir().unwrap();
-    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
-    let stdout = run_into(&one, "1");
-    run_into(&two, "2");
+    let files = ["placement.csv", "summary.csv", "index.html", "report.md"];
+    let (one, stdout) = run_with_both_jobs(dir.path(), "placement-crash", "2", &files);
     assert!(
         stdout.contains("placement-crash (key placement: 10 servers, 20 clients"),
         "{stdout}"
@@ -28,13 +45,6 @@ fn a_placement_run_reports_each_distribution_and_the_same_bytes_for_any_jobs() {
         stdout.contains("placement-crash (key placement):"),
         "{stdout}"
     );
-    for file in ["placement.csv", "summary.csv", "index.html", "report.md"] {
-        assert_eq!(
-            fs::read(one.join(file)).unwrap(),
-            fs::read(two.join(file)).unwrap(),
-            "{file} differs between --jobs 1 and 2"
-        );
-    }
     let csv = fs::read_to_string(one.join("placement.csv")).unwrap();
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
@@ -132,22 +142,14 @@ fn bad_placement_keys_are_one_error_with_file_line_and_key() {
 #[test]
 fn clients_following_a_membership_view_report_each_judge() {
     let dir = tempfile::tempdir().unwrap();
-    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
-    let stdout = run_ok("orleans-placement", "1", "1", &one);
-    run_ok("orleans-placement", "1", "2", &two);
+    let files = ["placement.csv", "membership.csv", "index.html", "report.md"];
+    let (one, stdout) = run_with_both_jobs(dir.path(), "orleans-placement", "1", &files);
     assert!(
         stdout.contains(
             "orleans-placement (key placement by membership view: 10 servers, 20 clients"
         ),
         "{stdout}"
     );
-    for file in ["placement.csv", "membership.csv", "index.html", "report.md"] {
-        assert_eq!(
-            fs::read(one.join(file)).unwrap(),
-            fs::read(two.join(file)).unwrap(),
-            "{file} differs between --jobs 1 and 2"
-        );
-    }
     let csv = fs::read_to_string(one.join("placement.csv")).unwrap();
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
