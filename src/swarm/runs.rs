@@ -28,6 +28,23 @@ pub struct Checked {
     pub events: u64,
 }
 
+/// A placement scenario's setup when `checks` ask for its splits (a
+/// placement ledger is kept only then).
+fn placement_to_check(
+    scenario: &ValidScenario,
+    checks: &[Check],
+) -> Result<Option<placement::Setup>, String> {
+    let splits = checks
+        .iter()
+        .any(|c| c.property == Property::PlacementSplitWithin);
+    let Some(p) = scenario.placement.as_ref().filter(|_| splits) else {
+        return Ok(None);
+    };
+    placement::Setup::new(p, &scenario.topology.node_names())
+        .map(Some)
+        .map_err(|e| format!("{}: placement: {e}", scenario.name))
+}
+
 /// Simulates `scenario` with `seed` and checks it; a membership scenario
 /// runs each judge (only `judge`, if given).
 pub fn check_run(
@@ -42,12 +59,17 @@ pub fn check_run(
             faults: Vec::new(),
             events: 0,
         };
+        let setup = placement_to_check(scenario, checks)?;
         for (j, name) in scenario.judge_names().iter().enumerate() {
             if judge.is_some_and(|only| only != name) {
                 continue;
             }
             let (o, _) = membership::run(scenario, seed, j, false);
             out.violations.extend(check_cluster(&o, checks));
+            if let Some(setup) = &setup {
+                let placed = placement::evaluate_cluster(setup, scenario, &o);
+                out.violations.extend(check_placement(&placed, checks));
+            }
             out.events += o.events;
             out.faults = o.faults;
         }
@@ -55,12 +77,7 @@ pub fn check_run(
     }
     let (o, _) = engine::run(scenario, seed, false);
     let mut violations = check_detectors(&o, checks);
-    let splits = checks
-        .iter()
-        .any(|c| c.property == Property::PlacementSplitWithin);
-    if let Some(p) = scenario.placement.as_ref().filter(|_| splits) {
-        let setup = placement::Setup::new(p, &scenario.topology.node_names())
-            .map_err(|e| format!("{}: placement: {e}", scenario.name))?;
+    if let Some(setup) = placement_to_check(scenario, checks)? {
         violations.extend(check_placement(&placement::evaluate(&setup, &o), checks));
     }
     Ok(Checked {
@@ -274,5 +291,37 @@ impl Oracle<Kept> for Shrinker<'_> {
 
     fn out_of_time(&self) -> bool {
         self.error.is_some() || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdlab_protocol::Nanos;
+
+    /// A membership scenario with `[placement]` is checked for the splits
+    /// of its clients' keys too, judge by judge, and only when asked.
+    #[test]
+    fn a_cluster_whose_clients_place_keys_is_checked_for_splits() {
+        let s = fdlab_scenarios::builtin_scenario("orleans-placement")
+            .unwrap()
+            .unwrap();
+        // Any split of a key over the crash of n7 lasts more than 1 ms.
+        let split = Check {
+            property: Property::PlacementSplitWithin,
+            bound: Some(Nanos::from_millis(1)),
+        };
+        let checked = check_run(&s, 1, &[split], Some("classic")).unwrap();
+        assert!(!checked.violations.is_empty());
+        assert!(checked
+            .violations
+            .iter()
+            .all(|v| v.subject == "classic" && v.distribution.is_some()));
+        let detect = Check {
+            property: Property::DetectWithin,
+            bound: Some(Nanos::from_secs(120)),
+        };
+        let checked = check_run(&s, 1, &[detect], Some("classic")).unwrap();
+        assert!(checked.violations.is_empty(), "{:?}", checked.violations);
     }
 }

@@ -89,6 +89,25 @@ fn defaults_fill_every_key() {
     assert_eq!(cluster.swarm_kind(), SwarmKind::Membership);
     assert!(cluster.swarm_kinds().contains(&FaultKind::TableOutage));
     assert!(!cluster.swarm_kinds().contains(&FaultKind::Backpressure));
+    // Clients that place keys by their views: the cluster's properties and
+    // the splits of keys.
+    let placed = format!("{CLUSTER}\n[placement]\nservers = 2\n");
+    let placed = parse_scenario("s.toml", &placed, None).unwrap();
+    assert_eq!(placed.swarm_kind(), SwarmKind::MembershipPlacement);
+    let checked: Vec<Property> = PropertySetup::default()
+        .checks(placed.swarm_kind())
+        .iter()
+        .map(|c| c.property)
+        .collect();
+    assert_eq!(
+        checked,
+        [
+            Property::DetectWithin,
+            Property::NoLiveDeclaredDead,
+            Property::ConvergeWithin,
+            Property::PlacementSplitWithin
+        ]
+    );
 }
 
 #[test]

@@ -14,7 +14,9 @@ use super::{FaultKind, Scenario, Topology};
 impl Scenario {
     /// What the scenario is, for the properties that apply to it.
     pub fn swarm_kind(&self) -> SwarmKind {
-        if self.is_membership() {
+        if self.is_membership() && self.is_placement() {
+            SwarmKind::MembershipPlacement
+        } else if self.is_membership() {
             SwarmKind::Membership
         } else if self.is_placement() {
             SwarmKind::Placement
@@ -171,6 +173,8 @@ impl SwarmTables {
                             SwarmKind::Detectors => "a scenario of detectors on monitored pairs",
                             SwarmKind::Placement => "a placement scenario",
                             SwarmKind::Membership => "a membership scenario",
+                            SwarmKind::MembershipPlacement =>
+                                "a membership scenario whose clients place keys",
                         },
                         match property {
                             Property::DetectWithin => "every scenario",
@@ -178,7 +182,8 @@ impl SwarmTables {
                                 "mesh, dataflow and placement scenarios (their detectors)",
                             Property::NoLiveDeclaredDead | Property::ConvergeWithin =>
                                 "membership scenarios",
-                            Property::PlacementSplitWithin => "placement scenarios",
+                            Property::PlacementSplitWithin =>
+                                "placement scenarios (by detectors or by membership views)",
                         }
                     ),
                 )?;

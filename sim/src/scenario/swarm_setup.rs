@@ -430,6 +430,20 @@ pub enum SwarmKind {
     Placement,
     /// A membership cluster, one run per judge.
     Membership,
+    /// A membership cluster whose clients place keys by their views.
+    MembershipPlacement,
+}
+
+impl SwarmKind {
+    /// Runs are cluster runs, one per judge.
+    pub const fn is_cluster(self) -> bool {
+        matches!(self, SwarmKind::Membership | SwarmKind::MembershipPlacement)
+    }
+
+    /// Clients place keys on servers.
+    pub const fn places_keys(self) -> bool {
+        matches!(self, SwarmKind::Placement | SwarmKind::MembershipPlacement)
+    }
 }
 
 impl Property {
@@ -459,13 +473,9 @@ impl Property {
     pub const fn applies(self, kind: SwarmKind) -> bool {
         match self {
             Property::DetectWithin => true,
-            Property::NoFalseFailed | Property::RecoverWithin => {
-                !matches!(kind, SwarmKind::Membership)
-            }
-            Property::NoLiveDeclaredDead | Property::ConvergeWithin => {
-                matches!(kind, SwarmKind::Membership)
-            }
-            Property::PlacementSplitWithin => matches!(kind, SwarmKind::Placement),
+            Property::NoFalseFailed | Property::RecoverWithin => !kind.is_cluster(),
+            Property::NoLiveDeclaredDead | Property::ConvergeWithin => kind.is_cluster(),
+            Property::PlacementSplitWithin => kind.places_keys(),
         }
     }
 
@@ -473,9 +483,7 @@ impl Property {
     /// that is on with no bound: the two `no_*` properties).
     pub const fn default_bound(self, kind: SwarmKind) -> Bound {
         match self {
-            Property::DetectWithin if matches!(kind, SwarmKind::Membership) => {
-                Bound::Within(DEFAULT_DECLARE_WITHIN)
-            }
+            Property::DetectWithin if kind.is_cluster() => Bound::Within(DEFAULT_DECLARE_WITHIN),
             Property::DetectWithin => Bound::Within(DEFAULT_DETECT_WITHIN),
             Property::RecoverWithin => Bound::Within(DEFAULT_RECOVER_WITHIN),
             Property::ConvergeWithin => Bound::Within(DEFAULT_CONVERGE_WITHIN),
