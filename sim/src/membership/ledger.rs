@@ -63,7 +63,7 @@ pub(crate) struct Ledger {
     /// the clients' views is recorded.
     servers: Option<u32>,
     /// By client (node less `servers`), then server: its view holds it Dead.
-    sees_dead: Vec<Vec<bool>>,
+    client_views: Vec<Vec<bool>>,
     pub(crate) views: Vec<ViewChange>,
 }
 
@@ -84,18 +84,18 @@ impl Ledger {
     pub(crate) fn watch_servers(&mut self, servers: u32) {
         let clients = self.running.len() - servers as usize;
         self.servers = Some(servers);
-        self.sees_dead = vec![vec![false; servers as usize]; clients];
+        self.client_views = vec![vec![false; servers as usize]; clients];
     }
 
     /// Client `client`'s view now holds `server` Dead (`dead`) or not.
-    fn sees(&mut self, at: Nanos, client: u32, server: u32, dead: bool) {
+    fn client_sees(&mut self, at: Nanos, client: u32, server: u32, dead: bool) {
         let Some(servers) = self.servers else {
             return;
         };
         if client < servers || server >= servers {
             return;
         }
-        let held = &mut self.sees_dead[(client - servers) as usize][server as usize];
+        let held = &mut self.client_views[(client - servers) as usize][server as usize];
         if *held != dead {
             *held = dead;
             self.views.push(ViewChange {
@@ -127,7 +127,7 @@ impl Ledger {
         // A client that starts again places keys from its own server list
         // until its new view says otherwise.
         for server in 0..self.servers.unwrap_or(0) {
-            self.sees(at, silo.node, server, false);
+            self.client_sees(at, silo.node, server, false);
         }
         self.running[silo.node as usize] = Some((silo.generation, at));
         self.generations[silo.node as usize] = silo.generation;
@@ -316,7 +316,7 @@ impl Ledger {
             let dead = after > 0
                 && view.rows[after - 1].silo.node == server
                 && view.rows[after - 1].status == SiloStatus::Dead;
-            self.sees(at, silo.node, server, dead);
+            self.client_sees(at, silo.node, server, dead);
         }
         for p in &mut self.pending {
             if view
@@ -362,7 +362,7 @@ impl Ledger {
                 self.event(at, silo, AgentEvent::SuspicionEnded { target });
             }
             SwimEvent::Declared { target, .. } => {
-                self.sees(at, silo.node, target.0, true);
+                self.client_sees(at, silo.node, target.0, true);
                 let target = self.member(target);
                 self.counts.votes += 1;
                 if let std::collections::btree_map::Entry::Vacant(e) = self.dead_now.entry(target) {
@@ -372,7 +372,7 @@ impl Ledger {
                 self.sees_dead(at, silo, target);
             }
             SwimEvent::LearnedDead { target } => {
-                self.sees(at, silo.node, target.0, true);
+                self.client_sees(at, silo.node, target.0, true);
                 let target = self.member(target);
                 // A suspicion ends when the member learns the death.
                 if let Some(i) = self.open.remove(&(silo, target)) {
@@ -381,7 +381,7 @@ impl Ledger {
                 self.sees_dead(at, silo, target);
             }
             SwimEvent::Revived { target, .. } => {
-                self.sees(at, silo.node, target.0, false);
+                self.client_sees(at, silo.node, target.0, false);
                 let target = self.member(target);
                 if let Some(i) = self.dead_now.remove(&target) {
                     let d = &mut self.declarations[i];
