@@ -90,12 +90,12 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../builtin/orleans-restart.toml"),
     ),
     (
-        "orleans-random-200",
-        include_str!("../builtin/orleans-random-200.toml"),
-    ),
-    (
         "orleans-placement",
         include_str!("../builtin/orleans-placement.toml"),
+    ),
+    (
+        "orleans-random-200",
+        include_str!("../builtin/orleans-random-200.toml"),
     ),
     (
         "lifeguard-starved-1",
@@ -308,8 +308,8 @@ mod tests {
                 "orleans-clock-skew",
                 "orleans-table-outage",
                 "orleans-restart",
-                "orleans-random-200",
                 "orleans-placement",
+                "orleans-random-200",
             ]
         );
         for name in &orleans {
