@@ -16,6 +16,23 @@ pub struct Window {
     pub end: Nanos,
 }
 
+impl Window {
+    /// The sorted, disjoint union of `spans` (empty ones dropped; spans
+    /// that overlap or touch become one).
+    pub fn union(mut spans: Vec<Window>) -> Vec<Window> {
+        spans.retain(|w| w.start < w.end);
+        spans.sort();
+        let mut out: Vec<Window> = Vec::with_capacity(spans.len());
+        for w in spans {
+            match out.last_mut() {
+                Some(last) if w.start <= last.end => last.end = last.end.max(w.end),
+                _ => out.push(w),
+            }
+        }
+        out
+    }
+}
+
 /// A period during which a monitor must declare its target Failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MustDetect {
@@ -88,4 +105,19 @@ pub struct RunOutcome {
     pub pairs: Vec<PairOutcome>,
     /// Simulation events processed.
     pub events: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_union_merges_what_overlaps_or_touches_and_drops_empty_spans() {
+        let w = |start, end| Window {
+            start: Nanos(start),
+            end: Nanos(end),
+        };
+        let spans = vec![w(5, 7), w(1, 3), w(3, 4), w(9, 9), w(6, 8), w(10, 12)];
+        assert_eq!(Window::union(spans), [w(1, 4), w(5, 8), w(10, 12)]);
+    }
 }

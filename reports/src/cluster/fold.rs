@@ -8,9 +8,10 @@
 //! the union of their suspicions and lags, and their markers.
 
 use fdlab_protocol::Nanos;
+use fdlab_sim::outcome::Window;
 
 use super::lag::Lag;
-use super::lanes::{push_band, union, Lane, LaneState};
+use super::lanes::{push_band, Lane, LaneState};
 
 /// Most lanes a timeline draws.
 pub const MAX_LANES: usize = 40;
@@ -118,7 +119,7 @@ fn merge(lanes: Vec<Lane>) -> Lane {
         out.declarations.extend(l.declarations);
         out.generations.extend(l.generations);
     }
-    out.suspected = union(out.suspected);
+    out.suspected = Window::union(out.suspected);
     out.votes.sort_unstable();
     out.withheld.sort_unstable();
     out.declarations.sort_unstable();

@@ -170,7 +170,7 @@ impl ClusterTimeline {
             }
         }
         for lane in &mut lanes {
-            lane.suspected = union(std::mem::take(&mut lane.suspected));
+            lane.suspected = Window::union(std::mem::take(&mut lane.suspected));
         }
         let faults = outcome
             .faults
@@ -348,20 +348,6 @@ pub(super) fn push_band(bands: &mut Vec<Band>, start: Nanos, end: Nanos, state: 
             state,
         }),
     }
-}
-
-/// Sorted, disjoint union of `spans`.
-pub(super) fn union(mut spans: Vec<Window>) -> Vec<Window> {
-    spans.retain(|w| w.start < w.end);
-    spans.sort();
-    let mut out: Vec<Window> = Vec::with_capacity(spans.len());
-    for w in spans {
-        match out.last_mut() {
-            Some(last) if w.start <= last.end => last.end = last.end.max(w.end),
-            _ => out.push(w),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 mod outages;
 mod truth;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::dist::{exponential, Sampler};
 use crate::outcome::{FaultRecord, Window};
@@ -203,7 +203,7 @@ impl Schedule {
     pub(crate) fn resolve(scenario: &Scenario, names: &[String], streams: &Streams) -> Schedule {
         // One map, not a search per name: a partition's side may name
         // half of 100,000 nodes.
-        let numbers: HashMap<&str, u32> = names
+        let numbers: BTreeMap<&str, u32> = names
             .iter()
             .enumerate()
             .map(|(i, n)| (n.as_str(), i as u32))
@@ -249,6 +249,9 @@ impl Schedule {
         let record = self.records.len();
         let mut target = fault.node.clone().unwrap_or_default();
         let one_way = fault.direction == Some(Direction::OneWay);
+        // The nodes the fault holds, where they are not its node (see
+        // `FaultRecord::held`).
+        let mut held: Option<Vec<u32>> = None;
         match kind {
             FaultKind::Crash => {
                 if let Some(n) = node {
@@ -302,6 +305,11 @@ impl Schedule {
                             bridge = node;
                         }
                     }
+                }
+                if shape != PartitionShape::Isolate {
+                    let named = |(i, &on): (usize, &bool)| on.then_some(i as u32);
+                    let side = side.iter().enumerate().filter_map(named);
+                    held = Some(side.filter(|&n| Some(n) != bridge).collect());
                 }
                 target = match shape {
                     PartitionShape::Isolate => target,
@@ -428,26 +436,11 @@ impl Schedule {
                 .flatten()
                 .find_map(|n| index(&Some(n.clone())))
         });
-        let shape = fault.shape.unwrap_or_default();
-        let held = match (kind, &fault.nodes) {
-            (FaultKind::Partition, Some(side)) if shape != PartitionShape::Isolate => {
-                let bridge = node.filter(|_| shape == PartitionShape::Bridge);
-                let mut held: Vec<u32> = side
-                    .iter()
-                    .filter_map(|n| index(&Some(n.clone())))
-                    .filter(|&n| Some(n) != bridge)
-                    .collect();
-                held.sort_unstable();
-                held.dedup();
-                held
-            }
-            _ => about.into_iter().collect(),
-        };
         self.records.push(FaultRecord {
             kind,
             target,
             node: about,
-            held,
+            held: held.unwrap_or_else(|| about.into_iter().collect()),
             window,
             expect,
         });

@@ -93,21 +93,13 @@ pub fn cluster_changes(
     let mut out = Vec::new();
     for client in 0..clients {
         for server in 0..servers {
-            let mut windows: Vec<Window> = schedule
+            let windows: Vec<Window> = schedule
                 .must_detect(servers + client, server)
                 .iter()
                 .map(|m| m.window)
                 .chain(down.iter().filter(|d| d.0 == server).map(|d| d.1))
                 .collect();
-            windows.sort_by_key(|w| (w.start, w.end));
-            let mut merged: Vec<Window> = Vec::new();
-            for w in windows {
-                match merged.last_mut() {
-                    Some(last) if w.start <= last.end => last.end = last.end.max(w.end),
-                    _ => merged.push(w),
-                }
-            }
-            for w in merged {
+            for w in Window::union(windows) {
                 let down = |down| Change::Down {
                     client,
                     server,

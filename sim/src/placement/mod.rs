@@ -26,11 +26,12 @@ pub mod outcome;
 pub mod setup;
 pub mod workload;
 
+use fdlab_protocol::Nanos;
 use rayon::prelude::*;
 
 use crate::faults::Schedule;
 use crate::membership::outcome::ClusterOutcome;
-use crate::outcome::RunOutcome;
+use crate::outcome::{FaultRecord, RunOutcome};
 use crate::rng::Streams;
 use crate::valid::ValidScenario;
 
@@ -47,30 +48,14 @@ pub fn evaluate(setup: &Setup, outcome: &RunOutcome) -> PlacementOutcome {
         .into_par_iter()
         .map(|d| {
             let changes = changes::changes(outcome, d, servers);
-            let requests = workload::Requests::new(
-                streams.placement_requests(),
-                &setup.zipf,
-                setup.clients,
-                setup.requests_per_second,
-            );
+            let requests = requests(setup, &streams);
             let subject = &outcome.detectors[d];
             ledger::run(setup, subject, outcome.duration, &down, &changes, requests)
         })
         .collect();
-    PlacementOutcome {
-        scenario: outcome.scenario.clone(),
-        seed: outcome.seed,
-        duration: outcome.duration,
-        servers,
-        clients: setup.clients,
-        keys: setup.keys() as u32,
-        healthy_server_time: changes::healthy_server_time(
-            &outcome.faults,
-            outcome.duration,
-            servers,
-        ),
-        cells: per_detector.into_iter().flatten().collect(),
-    }
+    let cells = per_detector.into_iter().flatten().collect();
+    let run = (outcome.scenario.as_str(), outcome.seed, outcome.duration);
+    placed(setup, run, &outcome.faults, cells)
 }
 
 /// The placement costs of a membership run `cluster` of scenario
@@ -90,32 +75,40 @@ pub fn evaluate_cluster(
     let schedule = Schedule::resolve(scenario, &cluster.nodes, &streams);
     let changes = changes::cluster_changes(cluster, &schedule, servers);
     let down = changes::cluster_down(cluster, servers);
-    let requests = workload::Requests::new(
+    let requests = requests(setup, &streams);
+    let end = cluster.duration;
+    let cells = ledger::run(setup, &cluster.judge, end, &down, &changes, requests);
+    let run = (cluster.scenario.as_str(), cluster.seed, cluster.duration);
+    placed(setup, run, &cluster.faults, cells)
+}
+
+/// The seed's requests: the same for every subject and distribution.
+fn requests<'a>(setup: &'a Setup, streams: &Streams) -> workload::Requests<'a> {
+    workload::Requests::new(
         streams.placement_requests(),
         &setup.zipf,
         setup.clients,
         setup.requests_per_second,
-    );
-    let cells = ledger::run(
-        setup,
-        &cluster.judge,
-        cluster.duration,
-        &down,
-        &changes,
-        requests,
-    );
+    )
+}
+
+/// What the ledgers of one run (`scenario`, `seed`, `duration`) with
+/// `faults` produced.
+fn placed(
+    setup: &Setup,
+    (scenario, seed, duration): (&str, u64, Nanos),
+    faults: &[FaultRecord],
+    cells: Vec<PlacementCell>,
+) -> PlacementOutcome {
+    let servers = setup.servers.len() as u32;
     PlacementOutcome {
-        scenario: cluster.scenario.clone(),
-        seed: cluster.seed,
-        duration: cluster.duration,
+        scenario: scenario.to_string(),
+        seed,
+        duration,
         servers,
         clients: setup.clients,
         keys: setup.keys() as u32,
-        healthy_server_time: changes::healthy_server_time(
-            &cluster.faults,
-            cluster.duration,
-            servers,
-        ),
+        healthy_server_time: changes::healthy_server_time(faults, duration, servers),
         cells,
     }
 }

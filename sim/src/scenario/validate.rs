@@ -7,7 +7,7 @@ use fdlab_protocol::{Nanos, ValidConfig};
 
 pub use super::membership_checks::{MAX_SILOS, SILO_BYTES_PER_SILO};
 use super::{Dist, Expect, Fault, FaultKind, MonitorCount, PartitionShape, Scenario, Topology};
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::fmt;
 
 /// A scenario value that is out of range or inconsistent, with the path of the
@@ -182,7 +182,7 @@ impl Scenario {
         let names = self.topology.node_names();
         // A set, not a search per name: a partition's side may name half
         // of 100,000 nodes.
-        let names: HashSet<&str> = names.iter().map(String::as_str).collect();
+        let names: BTreeSet<&str> = names.iter().map(String::as_str).collect();
         let known = |node: &str| names.contains(node);
 
         let net = &self.network;

@@ -118,6 +118,8 @@ fn fault(
         window,
     );
     let names = scenario.topology.node_names();
+    // The node drawn for a node fault, by index.
+    let mut node = None;
     let mut f = Fault {
         kind: Some(kind),
         at: Some(start),
@@ -131,7 +133,11 @@ fn fault(
         }
         FaultKind::Backpressure => f.node = Some(names[stage(scenario, rng) as usize].clone()),
         FaultKind::TableOutage | FaultKind::SlowTable => {}
-        _ => f.node = Some(names[rng.random_range(0..names.len())].clone()),
+        _ => {
+            let i = rng.random_range(0..names.len());
+            f.node = Some(names[i].clone());
+            node = Some(i as u32);
+        }
     }
     f.duration = bounds.duration.map(|d| log_uniform(rng, d));
     match bounds.strength {
@@ -155,8 +161,8 @@ fn fault(
     if kind == FaultKind::Partition && rng.random::<bool>() {
         f.mode = Some(PartitionMode::Hold);
     }
-    if kind == FaultKind::Partition {
-        shape(&mut f, setup, &names, rng);
+    if let (FaultKind::Partition, Some(node)) = (kind, node) {
+        shape(&mut f, setup, &names, node, rng);
     }
     if kind == FaultKind::Loss {
         let b = setup.loss_bursts();
@@ -170,22 +176,17 @@ fn fault(
 }
 
 /// A drawn partition's shape, among [`SwarmSetup::partition_shapes`]:
-/// `isolate` keeps the node drawn; `halves` puts it on a named side of
+/// `isolate` keeps the node drawn (`node`, by index); `halves` puts it on a named side of
 /// more nodes, drawn uniformly; `bridge` makes it the bridge and names a
 /// side among the others. A named side is a strict minority (of the
 /// nodes, or of those but the bridge), so that it is the side cut off:
 /// what a `no_live_declared_dead` exemption names (`FaultRecord::held`),
 /// and what a one-way partition silences. Its size is uniform from one
 /// node to the largest minority.
-fn shape(f: &mut Fault, setup: &SwarmSetup, names: &[String], rng: &mut ChaCha8Rng) {
+fn shape(f: &mut Fault, setup: &SwarmSetup, names: &[String], node: u32, rng: &mut ChaCha8Rng) {
     let n = names.len() as u32;
     let shapes = setup.partition_shapes(n);
     let shape = shapes[rng.random_range(0..shapes.len())];
-    let node = f
-        .node
-        .as_ref()
-        .and_then(|name| names.iter().position(|x| x == name))
-        .expect("a partition is drawn on a node of the scenario") as u32;
     let side = match shape {
         PartitionShape::Isolate => return,
         PartitionShape::Halves => {
