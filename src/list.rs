@@ -120,6 +120,7 @@ fn faults() -> Result<(), String> {
         line.push_str(key);
     }
     say!("  {line}");
+    say!("  version = \"10.2\" (the release, default) | \"main\"; main only: min_probe_timeout, max_probe_timeout, connection_liveness_check; 10.2 only: indirect_probe_retry");
     say!("[swarm] (fdlab swarm: what each run draws; docs/swarm.md): kinds, faults = [fewest, most], start = [earliest, latest], detect_from;");
     say!("  [swarm.<kind>]: rate (the share of runs enabling it, default 0.5), duration = [least, most],");
     say!(

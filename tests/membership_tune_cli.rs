@@ -143,8 +143,9 @@ fn a_detector_judges_recommendation_replaces_its_table() {
 
 #[test]
 fn no_setting_without_a_false_declaration_exits_2_with_the_closest() {
-    // A 30 s pause outlasts 1 s probes x 2 misses (and their liveness
-    // window of 8 s): the paused silo is declared Dead on every seed.
+    // Under Orleans main a 30 s pause outlasts 1 s probes x 2 misses (and
+    // their liveness window of 4 s x 2): the paused silo is declared Dead
+    // on every seed.
     let run = fdlab(&[
         "tune",
         "orleans-gc-pause",
@@ -153,7 +154,7 @@ fn no_setting_without_a_false_declaration_exits_2_with_the_closest() {
         "--seeds",
         "2",
         "--set",
-        "membership.orleans.probe_timeout=1s,membership.orleans.num_missed_probes_limit=2",
+        "membership.orleans.version=main,membership.orleans.probe_timeout=1s,membership.orleans.num_missed_probes_limit=2",
     ]);
     let stdout = text(&run.stdout);
     assert_eq!(run.status.code(), Some(2), "{stdout}{}", text(&run.stderr));
@@ -174,7 +175,7 @@ fn no_setting_without_a_false_declaration_exits_2_with_the_closest() {
     // What was held is what the table shows.
     assert!(
         stdout
-            .contains("[membership.orleans]\nprobe_timeout = \"1s\"\nnum_missed_probes_limit = 2"),
+            .contains("[membership.orleans]\nversion = \"main\"\nprobe_timeout = \"1s\"\nnum_missed_probes_limit = 2"),
         "{stdout}"
     );
     // Allowed some false declarations, it is recommended.
@@ -186,7 +187,7 @@ fn no_setting_without_a_false_declaration_exits_2_with_the_closest() {
         "--seeds",
         "2",
         "--set",
-        "membership.orleans.probe_timeout=1s,membership.orleans.num_missed_probes_limit=2",
+        "membership.orleans.version=main,membership.orleans.probe_timeout=1s,membership.orleans.num_missed_probes_limit=2",
         "--max-false-failed-per-hour",
         "1000",
     ]);

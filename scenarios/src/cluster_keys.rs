@@ -9,6 +9,7 @@
 //! checked the way a scenario file's is: an unknown Orleans key gets the
 //! scenario file's "did you mean", a bad value the key and the problem.
 
+use fdlab_protocol::membership::config::VERSION_KEYS;
 use fdlab_protocol::membership::OrleansConfig;
 use fdlab_protocol::{DetectorConfig, KINDS};
 use fdlab_sim::scenario::{Scenario, CLASSIC_JUDGE};
@@ -60,11 +61,19 @@ impl Target {
     }
 }
 
-/// The keys of `[membership.orleans]`, in Orleans' order.
+/// The keys of `[membership.orleans]`, in Orleans' order, then the keys
+/// of one version only (`min_probe_timeout`, ...), which the defaults leave
+/// unset.
 pub fn orleans_keys() -> Vec<String> {
-    orleans_table(&OrleansConfig::default())
+    let mut keys: Vec<String> = orleans_table(&OrleansConfig::default())
         .map(|t| t.keys().cloned().collect())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    for (key, _) in VERSION_KEYS {
+        if !keys.iter().any(|k| k == key) {
+            keys.push(key.to_string());
+        }
+    }
+    keys
 }
 
 fn orleans_table(config: &OrleansConfig) -> Result<Table, String> {

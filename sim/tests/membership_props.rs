@@ -1,11 +1,13 @@
 //! Property tests of the membership simulator over random clusters and
-//! fault mixes (SPEC §8.1 acceptance): no live silo declared Dead without
-//! faults; a crashed silo always declared while the table is up; never two
-//! generations of one node Active; determinism and no panic.
+//! fault mixes (SPEC §8.1 acceptance), for Orleans 10.2 and main alike: no
+//! live silo declared Dead without faults; a crashed silo always declared
+//! while the table is up; never two generations of one node Active;
+//! determinism and no panic.
 
 mod common;
 
 use common::{mesh, ms};
+use fdlab_protocol::membership::{OrleansConfig, OrleansVersion};
 use fdlab_protocol::probe::AdaptiveProbeConfig;
 use fdlab_protocol::DetectorConfig;
 use fdlab_sim::membership::{judges, run};
@@ -22,7 +24,16 @@ fn probe_judge() -> DetectorSetup {
     }
 }
 
-fn cluster(nodes: u32, seconds: u64, faults: Vec<Fault>, clocks: Vec<ClockSetup>) -> ValidScenario {
+/// Both Orleans versions.
+const VERSIONS: [OrleansVersion; 2] = [OrleansVersion::V10_2, OrleansVersion::Main];
+
+fn cluster(
+    version: OrleansVersion,
+    nodes: u32,
+    seconds: u64,
+    faults: Vec<Fault>,
+    clocks: Vec<ClockSetup>,
+) -> ValidScenario {
     let mut s = mesh(nodes, vec![probe_judge()], Vec::new());
     s.duration = ms(seconds * 1_000);
     s.faults = faults;
@@ -35,6 +46,7 @@ fn cluster(nodes: u32, seconds: u64, faults: Vec<Fault>, clocks: Vec<ClockSetup>
                 .map(String::from)
                 .to_vec(),
         ),
+        orleans: OrleansConfig::of(version),
         ..Default::default()
     });
     ValidScenario::new(s).expect("a valid scenario")
@@ -112,11 +124,13 @@ proptest! {
 
     #[test]
     fn no_declaration_without_faults(nodes in 3u32..16, seed in 0u64..10_000) {
-        let s = cluster(nodes, 240, Vec::new(), Vec::new());
-        for j in 0..judges(&s).len() {
-            let (o, _) = run(&s, seed, j, false);
-            prop_assert!(o.declarations.is_empty(), "{}: {:?}", o.judge, o.declarations);
-            prop_assert_eq!(o.counts.self_terminations, 0);
+        for version in VERSIONS {
+            let s = cluster(version, nodes, 240, Vec::new(), Vec::new());
+            for j in 0..judges(&s).len() {
+                let (o, _) = run(&s, seed, j, false);
+                prop_assert!(o.declarations.is_empty(), "{}: {:?}", o.label, o.declarations);
+                prop_assert_eq!(o.counts.self_terminations, 0);
+            }
         }
     }
 
@@ -133,25 +147,29 @@ proptest! {
             at: Some(ms(60_000)),
             ..Default::default()
         };
-        let s = cluster(nodes, 360, vec![crash], Vec::new());
-        for j in 0..judges(&s).len() {
-            let (o, _) = run(&s, seed, j, false);
-            prop_assert_eq!(o.crashes.len(), 1);
-            prop_assert!(o.crashes[0].declared.is_some(), "{}: not declared", o.judge);
-            prop_assert!(o.declarations.iter().all(|d| !d.false_positive));
+        for version in VERSIONS {
+            let s = cluster(version, nodes, 360, vec![crash.clone()], Vec::new());
+            for j in 0..judges(&s).len() {
+                let (o, _) = run(&s, seed, j, false);
+                prop_assert_eq!(o.crashes.len(), 1);
+                prop_assert!(o.crashes[0].declared.is_some(), "{}: not declared", o.label);
+                prop_assert!(o.declarations.iter().all(|d| !d.false_positive));
+            }
         }
     }
 
     #[test]
     fn random_mixes_keep_one_generation_and_replay_exactly((nodes, faults, seed) in any_mix()) {
         let skew = vec![ClockSetup { node: "n0".into(), drift: 0.0, offset: SignedNanos(-180_000_000_000) }];
-        let s = cluster(nodes, 300, faults, skew);
-        for j in 0..judges(&s).len() {
-            let (a, log_a) = run(&s, seed, j, true);
-            prop_assert_eq!(a.counts.two_active_generations, 0);
-            let (b, log_b) = run(&s, seed, j, true);
-            prop_assert_eq!(&a, &b);
-            prop_assert_eq!(log_a, log_b);
+        for version in VERSIONS {
+            let s = cluster(version, nodes, 300, faults.clone(), skew.clone());
+            for j in 0..judges(&s).len() {
+                let (a, log_a) = run(&s, seed, j, true);
+                prop_assert_eq!(a.counts.two_active_generations, 0);
+                let (b, log_b) = run(&s, seed, j, true);
+                prop_assert_eq!(&a, &b);
+                prop_assert_eq!(log_a, log_b);
+            }
         }
     }
 }

@@ -5,6 +5,8 @@
 mod common;
 
 use common::{fault, fixed, mesh, ms};
+use fdlab_protocol::membership::{OrleansConfig, OrleansVersion};
+use fdlab_protocol::placement::DistributionKind;
 use fdlab_protocol::Nanos;
 use fdlab_sim::membership::{judges, run};
 use fdlab_sim::placement::{evaluate_cluster, Setup};
@@ -15,7 +17,8 @@ const SERVERS: u32 = 4;
 const NODES: u32 = 10;
 
 /// Server n1 pauses from 60 s for `pause` s (tolerated), server n2 crashes
-/// at 200 s for good; 6 clients, Orleans' classic judge and SWIM.
+/// at 200 s for good; 6 clients, Orleans' classic judge (main, which
+/// declares a silo paused for over a minute; 10.2 never does) and SWIM.
 fn cluster(pause: u64) -> ValidScenario {
     let mut paused = fault(FaultKind::Pause, "n1", 60_000, Some(pause * 1_000));
     paused.expect = Some(Expect::Tolerate);
@@ -27,6 +30,7 @@ fn cluster(pause: u64) -> ValidScenario {
     s.membership = Some(MembershipSetup {
         judges: Some(vec!["classic".into(), "swim".into()]),
         restart_after: Some(Nanos::from_secs(30)),
+        orleans: OrleansConfig::of(OrleansVersion::Main),
         ..MembershipSetup::default()
     });
     s.placement = Some(PlacementSetup {
@@ -87,7 +91,8 @@ fn every_client_follows_its_view_of_a_crashed_server() {
 
 #[test]
 fn a_long_pause_declared_dead_stops_the_server_and_costs_its_cache() {
-    // 90 s: Orleans' classic judge declares the paused silo (about 55 s),
+    // 90 s: Orleans main's classic judge declares the paused silo (about
+    // 60 s, once nothing came from it for the liveness window),
     // which reads itself Dead when it resumes and stops; its host starts
     // it again 30 s later as a new generation.
     let s = cluster(90);
@@ -136,9 +141,15 @@ fn a_long_pause_declared_dead_stops_the_server_and_costs_its_cache() {
     let mut kept = o.clone();
     kept.stopped.retain(|d| d.0 != 1);
     let survived = evaluate_cluster(&setup(&s), &s, &kept);
+    // Modulo-eject excepted: it moves nearly every key at the ejection and
+    // back at the return, so reads turn stale all over the cluster either
+    // way, and the misses that refill the lost cache make the copies held
+    // elsewhere older still.
     for (c, k) in placed.cells.iter().zip(&survived.cells) {
         assert!(c.misses > k.misses, "{c:?} against {k:?}");
-        assert!(c.stale < k.stale, "{c:?} against {k:?}");
+        if c.distribution != Some(DistributionKind::ModuloEject) {
+            assert!(c.stale < k.stale, "{c:?} against {k:?}");
+        }
     }
     // The same run gives the same costs.
     assert_eq!(placed, evaluate_cluster(&setup(&s), &s, &o));

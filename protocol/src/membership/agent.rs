@@ -1,46 +1,54 @@
-//! The Orleans membership agent of one silo, as a sans-IO state machine.
+//! The Orleans membership agent of one silo, as a sans-IO state machine,
+//! following Orleans 10.2 or main as its configuration's `version` says.
 //!
-//! Source: dotnet/orleans `MembershipTableManager` (views,
-//! self-termination), with joining, IAmAlive and the suspect-or-kill loop
-//! (`MembershipAgent`, `InnerTryToSuspectOrKill`) in [`super::tasks`],
-//! probing (`ClusterHealthMonitor`, `SiloHealthMonitor`) in
-//! [`super::probing`] and the health score (`LocalSiloHealthMonitor`) in
-//! [`super::health`]; the rules are SPEC §8.1.
+//! Source: dotnet/orleans at v10.2.2 and at main e558829b:
+//! `MembershipTableManager` (views, self-termination), with the table work
+//! (joining, IAmAlive, refresh, the suspect-or-kill loop) in
+//! [`super::lanes`] and [`super::suspect`], probing (`ClusterHealthMonitor`,
+//! `SiloHealthMonitor`) in [`super::probing`], the health score
+//! (`LocalSiloHealthMonitor`) in [`super::health`], the votes in
+//! [`super::votes`]; the rules are SPEC §8.1 and docs/membership.md lists
+//! each with its Orleans file and line in both versions.
 //!
 //! Driving contract (as for detectors, quinn-proto style): the host calls
 //! `handle_*` with the silo's local clock, then drains `poll_transmit`
 //! (messages to other silos), `poll_table` (operations for the table
 //! service) and `poll_event` (what happened), and calls `handle_timeout` at
-//! `poll_timeout`. Local time may step backwards (a clock fault); the
-//! agent's timers run on the latest time it was given, votes and IAmAlive
-//! carry it too.
+//! `poll_timeout`. The host hands in 64 bits of entropy at construction and
+//! with every `handle_timeout`, from which the agent makes Orleans' random
+//! choices ([`super::entropy`]). A message the host cannot deliver because
+//! no process of that silo runs (crashed, or replaced by a newer
+//! generation) comes back as [`OrleansAgent::handle_unreachable`], as a
+//! refused or reset connection does; a paused silo keeps its connections.
+//! Local time may step backwards (a clock fault); the agent's timers run
+//! on the latest time it was given, votes and IAmAlive carry it too.
 //!
-//! Deviations from Orleans, each for a reason the simulation needs:
-//! - Table operations of one silo run one at a time, queued in order
-//!   (Orleans runs IAmAlive, refresh and suspicions as concurrent tasks);
-//!   the order is what makes a run reproducible, and none of them waits
-//!   long unless the table is down, when all of them would.
-//! - An intermediary for an indirect probe is chosen round-robin over the
-//!   eligible silos from a hashed starting point, not at random: a state
-//!   machine draws no random numbers.
-//! - Only Active silos probe and vote; a joining silo only probes for its
-//!   connectivity check, and checks the Active silos that are not stale
-//!   (a crashed silo not yet declared would otherwise block every join).
+//! Deviations from Orleans:
+//! - The ring hash is fdlab's ([`super::ring`]).
+//! - After a status write the agent reads the table again before it
+//!   gossips ([`super::lanes`]).
+//! - `EvictStaleStateSilos` (a silo Joining for longer than
+//!   `MaxJoinAttemptTime` is suspected by the others) is not modelled: a
+//!   joining silo that cannot join gives up and stops by itself after that
+//!   time, and one that crashed while joining stops its IAmAlive, goes
+//!   stale and is probed and voted out like any stale silo.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::probe::threshold_std_devs;
 use crate::time::Nanos;
 
-use super::config::{OrleansConfig, MAX_HEALTH_SCORE};
-use super::health::Health;
+use super::config::{OrleansConfig, OrleansVersion, MAX_HEALTH_SCORE};
+use super::entropy::Entropy;
+use super::health::{Health, Inputs};
 use super::judge::JudgeSpec;
+use super::lanes::{Connectivity, Lane, LaneId, Suspicion};
 use super::messages::{AgentEvent, Message, Transmit};
 use super::probing::{Peer, Relay};
 use super::ring::Rings;
-use super::table::{SiloId, SiloStatus, TableReply, TableRequest, TableResult, TableView};
-use super::tasks::{Running, Step, Task};
-use super::votes::is_stale;
+use super::table::{SiloId, SiloStatus, TableReply, TableRequest, TableView};
+use super::votes::{fresh_votes, is_stale};
 
 /// One silo's membership agent (see the module documentation).
 #[derive(Clone, Debug)]
@@ -52,31 +60,43 @@ pub struct OrleansAgent {
     /// The latest local time handed in.
     pub(super) now: Nanos,
     pub(super) view: Arc<TableView>,
-    /// Active silos of the view, sorted, and the ring choice made from them.
-    pub(super) active: Vec<SiloId>,
+    /// Active silos in the view (`ActiveNodeCount`).
+    pub(super) active_silos: usize,
     pub(super) rings: Rings,
     pub(super) peers: Vec<Peer>,
     pub(super) relays: Vec<Relay>,
-    /// By node: the generation last heard from and when.
-    pub(super) heard: Vec<Option<(u32, Nanos)>>,
+    /// By node: the generation whose connection is open, and when a message
+    /// last arrived on it.
+    pub(super) connections: Vec<Option<(u32, Nanos)>>,
     pub(super) next_probe_id: u64,
     pub(super) next_op: u64,
-    pub(super) tasks: VecDeque<Task>,
-    pub(super) running: Option<Running>,
+    pub(super) lanes: [Lane; 4],
+    /// The suspect-or-kill channel.
+    pub(super) suspicions: VecDeque<Suspicion>,
+    pub(super) connectivity: Option<Connectivity>,
+    /// The join's connectivity check passed: the next status write is Active.
+    pub(super) joined_check_passed: bool,
     pub(super) join_started: Nanos,
-    pub(super) next_i_am_alive: Option<Nanos>,
-    pub(super) next_refresh: Option<Nanos>,
     pub(super) health: Health,
-    pub(super) intermediary_cursor: u64,
+    pub(super) rng: Entropy,
+    /// The z at which the logistic phi is 8 (main's learned timeouts).
+    pub(super) k: f64,
     pub(super) transmits: VecDeque<Transmit>,
     pub(super) requests: VecDeque<TableRequest>,
     pub(super) events: VecDeque<AgentEvent>,
 }
 
 impl OrleansAgent {
-    /// A silo that starts at local time `now` and joins the cluster. The
-    /// configuration must have passed [`OrleansConfig::validate`].
-    pub fn new(config: OrleansConfig, judge: JudgeSpec, me: SiloId, now: Nanos) -> OrleansAgent {
+    /// A silo that starts at local time `now` and joins the cluster, with
+    /// the host's `entropy`. The configuration must have passed
+    /// [`OrleansConfig::validate`].
+    pub fn new(
+        config: OrleansConfig,
+        judge: JudgeSpec,
+        me: SiloId,
+        now: Nanos,
+        entropy: u64,
+    ) -> OrleansAgent {
         debug_assert!(config.validate().is_ok());
         let rings = Rings::new(me, config.num_probed_silos);
         let mut agent = OrleansAgent {
@@ -86,25 +106,26 @@ impl OrleansAgent {
             status: SiloStatus::Joining,
             now,
             view: Arc::new(TableView::default()),
-            active: Vec::new(),
+            active_silos: 0,
             rings,
             peers: Vec::new(),
             relays: Vec::new(),
-            heard: Vec::new(),
+            connections: Vec::new(),
             next_probe_id: 0,
             next_op: 0,
-            tasks: VecDeque::new(),
-            running: None,
+            lanes: Default::default(),
+            suspicions: VecDeque::new(),
+            connectivity: None,
+            joined_check_passed: false,
             join_started: now,
-            next_i_am_alive: None,
-            next_refresh: None,
             health: Health::new(now),
-            intermediary_cursor: 0,
+            rng: Entropy::new(entropy),
+            k: threshold_std_devs(),
             transmits: VecDeque::new(),
             requests: VecDeque::new(),
             events: VecDeque::new(),
         };
-        agent.enqueue(Task::Join);
+        agent.lane(LaneId::Status).wake = Some(now);
         agent.after(now);
         agent
     }
@@ -119,6 +140,10 @@ impl OrleansAgent {
         self.status
     }
 
+    pub fn version(&self) -> OrleansVersion {
+        self.config.version
+    }
+
     /// The table as this silo last read it.
     pub fn view(&self) -> &Arc<TableView> {
         &self.view
@@ -129,28 +154,10 @@ impl OrleansAgent {
         self.peers.iter().map(|p| p.silo)
     }
 
-    /// The local health score at `now` (0 healthy, 8 worst).
+    /// The local health score at `now` that a probe starting then would be
+    /// scaled by (0 healthy, 8 worst).
     pub fn health_score(&self, now: Nanos) -> u32 {
-        self.health_at(now.max(self.now))
-    }
-
-    pub(super) fn health_at(&self, now: Nanos) -> u32 {
-        if self.status != SiloStatus::Active {
-            return MAX_HEALTH_SCORE;
-        }
-        if !self.config.local_health_degradation_monitoring {
-            return 0;
-        }
-        let votes_against_me = self.view.row(self.me).map_or(0, |r| {
-            super::votes::fresh_votes(r, now, self.config.death_vote_expiration).count() as u32
-        });
-        self.health.score(
-            now,
-            &self.config,
-            votes_against_me,
-            !self.peers.is_empty(),
-            self.active.len(),
-        )
+        self.local_score(now.max(self.now), self.config.probe_timeout)
     }
 
     // ----- inputs -----
@@ -161,28 +168,29 @@ impl OrleansAgent {
         if self.status == SiloStatus::Dead {
             return;
         }
-        self.hear(from, now);
+        self.heard(from, now);
         match message {
             Message::Ping { probe } => {
                 self.health.probe_request(now);
                 self.send(from, Message::Pong { probe });
             }
             Message::Pong { probe } => {
-                if !self.connectivity_answer(from, probe) {
+                if !self.connectivity_answer(now, from, true) {
                     self.handle_pong(now, from, probe);
                 }
             }
-            Message::IndirectPing { probe, target } => {
-                self.handle_indirect_ping(now, from, probe, target)
-            }
-            Message::IndirectReply { probe, outcome } => {
-                self.handle_indirect_reply(now, from, probe, outcome)
-            }
-            Message::Gossip { version } => {
-                if version > self.view.version {
-                    self.enqueue(Task::Refresh);
-                }
-            }
+            Message::IndirectPing {
+                probe,
+                target,
+                wait,
+            } => self.handle_indirect_ping(now, from, probe, target, wait),
+            Message::IndirectReply {
+                probe,
+                answered,
+                health,
+            } => self.handle_indirect_reply(now, from, probe, answered, health),
+            // `RefreshFromSnapshot`: taken if newer, no table read.
+            Message::Gossip { view } => self.process_view(now, view),
         }
         self.after(now);
     }
@@ -193,82 +201,49 @@ impl OrleansAgent {
         if self.status == SiloStatus::Dead {
             return;
         }
-        let Some(running) = &self.running else {
-            return;
-        };
-        let Step::Op(id, write) = running.step else {
-            return;
-        };
-        if id != reply.id {
-            return;
-        }
-        match reply.result {
-            TableResult::Unavailable => self.back_off(
-                now,
-                self.config.error_backoff_min,
-                self.config.error_backoff_max,
-            ),
-            TableResult::Conflict => self.back_off(
-                now,
-                self.config.status_backoff_min,
-                self.config.status_backoff_max,
-            ),
-            TableResult::Read(view) => {
-                self.process_view(now, view);
-                if self.status != SiloStatus::Dead {
-                    self.continue_task(now);
-                }
-            }
-            TableResult::Written => self.written(now, write),
-        }
+        self.lane_reply(now, reply.id, reply.result);
         self.after(now);
     }
 
-    /// The silo was stalled (a pause, CPU starvation) for `stall`, ending
-    /// at `now`; Orleans' health monitor sees it as processing delay.
+    /// The event the silo handles at `now` came `stall` late (a pause, CPU
+    /// starvation): Orleans sees it as thread-pool queue delay.
     pub fn handle_stall(&mut self, now: Nanos, stall: Nanos) {
         let now = self.advance(now);
-        self.health.stall(now, stall, self.config.health_window());
+        self.health.stall(now, stall);
     }
 
-    /// A timer from [`OrleansAgent::poll_timeout`] expired (early or late
-    /// calls are harmless).
-    pub fn handle_timeout(&mut self, now: Nanos) {
+    /// The connection to `silo` was refused or reset (its process is gone):
+    /// what was waiting on it fails now, and it no longer counts as open.
+    pub fn handle_unreachable(&mut self, now: Nanos, silo: SiloId) {
         let now = self.advance(now);
         if self.status == SiloStatus::Dead {
             return;
         }
+        if let Some(slot) = self.connections.get_mut(silo.node as usize) {
+            if slot.is_some_and(|(g, _)| g == silo.generation) {
+                *slot = None;
+            }
+        }
+        self.connectivity_answer(now, silo, false);
+        self.unreachable_probes(now, silo);
+        self.after(now);
+    }
+
+    /// A timer from [`OrleansAgent::poll_timeout`] expired (early or late
+    /// calls are harmless), with fresh `entropy` from the host.
+    pub fn handle_timeout(&mut self, now: Nanos, entropy: u64) {
+        let now = self.advance(now);
+        if self.status == SiloStatus::Dead {
+            return;
+        }
+        self.rng.absorb(entropy);
         if self.status == SiloStatus::Joining
             && now - self.join_started >= self.config.max_join_attempt_time
         {
             self.stop(AgentEvent::JoinGaveUp);
             return;
         }
-        match self.running.as_ref().map(|r| &r.step) {
-            Some(Step::Backoff(until)) if *until <= now => self.begin(now),
-            Some(Step::Connectivity { deadline, .. }) if *deadline <= now => self.back_off(
-                now,
-                self.config.status_backoff_min,
-                self.config.status_backoff_max,
-            ),
-            _ => {}
-        }
-        if self.next_i_am_alive.is_some_and(|t| t <= now) {
-            self.next_i_am_alive = Some(next_on_grid(
-                self.next_i_am_alive,
-                now,
-                self.config.i_am_alive_period,
-            ));
-            self.enqueue(Task::IAmAlive);
-        }
-        if self.next_refresh.is_some_and(|t| t <= now) {
-            self.next_refresh = Some(next_on_grid(
-                self.next_refresh,
-                now,
-                self.config.table_refresh_period,
-            ));
-            self.enqueue(Task::Refresh);
-        }
+        self.check_connectivity(now);
         self.relays_timeout(now);
         self.peers_timeout(now);
         self.after(now);
@@ -286,15 +261,7 @@ impl OrleansAgent {
         if self.status == SiloStatus::Joining {
             at(self.join_started + self.config.max_join_attempt_time);
         }
-        match self.running.as_ref().map(|r| &r.step) {
-            Some(Step::Backoff(until)) => at(*until),
-            Some(Step::Connectivity { deadline, .. }) => at(*deadline),
-            _ => {}
-        }
-        if let Some(t) = self.next_i_am_alive {
-            at(t);
-        }
-        if let Some(t) = self.next_refresh {
+        if let Some(t) = self.lanes_due() {
             at(t);
         }
         for r in &self.relays {
@@ -321,12 +288,6 @@ impl OrleansAgent {
         self.events.pop_front()
     }
 
-    /// The id the next table operation will get (tests match replies).
-    #[cfg(test)]
-    pub(super) fn next_op_for_tests(&self) -> u64 {
-        self.next_op
-    }
-
     // ----- internals -----
 
     pub(super) fn advance(&mut self, now: Nanos) -> Nanos {
@@ -338,41 +299,83 @@ impl OrleansAgent {
         self.transmits.push_back(Transmit { to, message });
     }
 
-    fn hear(&mut self, from: SiloId, now: Nanos) {
+    /// A message from `from` arrived on its (now open) connection.
+    fn heard(&mut self, from: SiloId, now: Nanos) {
         let i = from.node as usize;
-        if self.heard.len() <= i {
-            self.heard.resize(i + 1, None);
+        if self.connections.len() <= i {
+            self.connections.resize(i + 1, None);
         }
-        self.heard[i] = Some((from.generation, now));
+        self.connections[i] = Some((from.generation, now));
     }
 
-    /// Whether `silo` was heard from within the connection-liveness window.
-    pub(super) fn heard_recently(&self, silo: SiloId, now: Nanos) -> bool {
-        match self.heard.get(silo.node as usize).copied().flatten() {
+    /// main's `IsConnectionActiveWithinMonitoringWindow`
+    /// (`ClusterHealthMonitor.cs:365-382`): a connection to `silo` is open
+    /// and a message arrived on it within the failure-detection window.
+    /// Once its connections are gone (`ConnectionManager.
+    /// GetElapsedSinceLastMessageReceived` returns null) the vote goes
+    /// through.
+    pub(super) fn connection_alive(&self, silo: SiloId, now: Nanos) -> bool {
+        match self.connections.get(silo.node as usize).copied().flatten() {
             Some((generation, at)) => {
-                generation == silo.generation && now - at < self.config.liveness_window()
+                generation == silo.generation && now - at <= self.config.failure_detection_window()
             }
             None => false,
         }
     }
 
-    /// Starts the next queued task if none runs, and tells the judges
-    /// the health score when it changed.
+    /// The local health score a probe or an intermediary's answer uses:
+    /// 10.2's whole score, or main's Local score over `lookback`.
+    pub(super) fn local_score(&self, now: Nanos, lookback: Nanos) -> u32 {
+        if !self.config.local_health_degradation_monitoring {
+            return 0;
+        }
+        match self.config.version {
+            OrleansVersion::V10_2 => self.local_score_10_2(now),
+            OrleansVersion::Main => self.health.score_main(now, lookback),
+        }
+    }
+
+    /// 10.2's `GetLocalHealthDegradationScore(now)`.
+    pub(super) fn local_score_10_2(&self, now: Nanos) -> u32 {
+        if !self.config.local_health_degradation_monitoring {
+            return 0;
+        }
+        let mine = self.view.row(self.me);
+        let votes_against_me = mine.map_or(0, |r| {
+            fresh_votes(r, now, self.config.death_vote_expiration)
+                .filter(|v| {
+                    self.view
+                        .row(v.voter)
+                        .is_some_and(|s| s.status == SiloStatus::Active)
+                })
+                .count() as u32
+        });
+        let inputs = Inputs {
+            active: mine.is_some_and(|r| r.status == SiloStatus::Active),
+            votes_against_me,
+            active_silos: self.active_silos,
+            monitors: self.peers.len(),
+            last_response: self.peers.iter().map(|p| p.last_response).max(),
+        };
+        self.health.score_10_2(now, &self.config, &inputs)
+    }
+
+    /// Starts what the lanes have due, and tells detector judges the health
+    /// score when it changed (an adaptive-probe judge scales its timeout
+    /// by it).
     pub(super) fn after(&mut self, now: Nanos) {
         if self.status == SiloStatus::Dead {
             return;
         }
-        if self.running.is_none() {
-            if let Some(task) = self.tasks.pop_front() {
-                self.running = Some(Running {
-                    task,
-                    step: Step::Backoff(now),
-                    backoff: Nanos::ZERO,
-                });
-                self.begin(now);
-            }
+        self.drive_lanes(now);
+        if matches!(self.judge, JudgeSpec::Classic) {
+            return;
         }
-        let score = self.health_at(now);
+        let score = if self.status == SiloStatus::Active {
+            self.local_score(now, self.config.probe_timeout)
+        } else {
+            MAX_HEALTH_SCORE
+        };
         if score != self.health.reported {
             self.health.reported = score;
             for p in &mut self.peers {
@@ -381,7 +384,8 @@ impl OrleansAgent {
         }
     }
 
-    /// A read came back: takes it as the view if it is not older.
+    /// A read or a gossiped snapshot: taken as the view if it is not older
+    /// (`ProcessTableUpdate`; views only move forward).
     pub(super) fn process_view(&mut self, now: Nanos, view: Arc<TableView>) {
         if view.version < self.view.version {
             return;
@@ -401,33 +405,54 @@ impl OrleansAgent {
                 version: self.view.version,
             });
         }
-        self.update_monitoring(now);
-    }
-
-    /// Chooses the monitored silos from the view: the ring successors among
-    /// Active silos, plus every silo with fresh votes against it or a stale
-    /// IAmAlive.
-    pub(super) fn update_monitoring(&mut self, now: Nanos) {
-        if self.status != SiloStatus::Active {
-            return;
-        }
-        let active: Vec<SiloId> = self
+        self.active_silos = self
             .view
             .rows
             .iter()
             .filter(|r| r.status == SiloStatus::Active)
+            .count();
+        self.update_monitoring(now);
+    }
+
+    /// `ClusterHealthMonitor.UpdateMonitoredSilos` (10.2.2 lines 156-281,
+    /// the same in main): a silo whose own row is Joining or Active probes
+    /// every Joining, Active or ShuttingDown silo with fresh votes against
+    /// it or a stale IAmAlive and, once Active, the successors on
+    /// `num_probed_silos` hash rings of those silos.
+    pub(super) fn update_monitoring(&mut self, now: Nanos) {
+        let own = self.view.row(self.me).map(|r| r.status);
+        if !matches!(own, Some(SiloStatus::Joining | SiloStatus::Active)) {
+            if !self.peers.is_empty() {
+                self.set_peers(now, &[]);
+            }
+            return;
+        }
+        let candidates: Vec<SiloId> = self
+            .view
+            .rows
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.status,
+                    SiloStatus::Joining | SiloStatus::Active | SiloStatus::ShuttingDown
+                )
+            })
             .map(|r| r.silo)
             .collect();
-        if active != self.active {
-            self.rings.update(&active);
-            self.active = active;
-        }
+        let mut wanted = if own == Some(SiloStatus::Active) {
+            self.rings.update(&candidates);
+            self.rings.chosen().to_vec()
+        } else {
+            Vec::new()
+        };
         let c = &self.config;
-        let mut wanted = self.rings.chosen().to_vec();
         for r in &self.view.rows {
-            let watched = r.silo != self.me
-                && matches!(r.status, SiloStatus::Joining | SiloStatus::Active)
-                && (super::votes::fresh_votes(r, now, c.death_vote_expiration)
+            let watched = r.silo.node != self.me.node
+                && matches!(
+                    r.status,
+                    SiloStatus::Joining | SiloStatus::Active | SiloStatus::ShuttingDown
+                )
+                && (fresh_votes(r, now, c.death_vote_expiration)
                     .next()
                     .is_some()
                     || is_stale(r, now, c.stale_after()));
@@ -439,28 +464,15 @@ impl OrleansAgent {
         self.set_peers(now, &wanted);
     }
 
-    /// Stops the agent: it read itself Dead, or gave up joining.
+    /// Stops the agent: it read itself Dead, killed itself, or gave up
+    /// joining.
     pub(super) fn stop(&mut self, event: AgentEvent) {
         self.status = SiloStatus::Dead;
         self.peers.clear();
         self.relays.clear();
-        self.tasks.clear();
-        self.running = None;
-        self.next_i_am_alive = None;
-        self.next_refresh = None;
+        self.clear_lanes();
         self.transmits.clear();
         self.requests.clear();
         self.events.push_back(event);
     }
-}
-
-/// The next instant of a periodic timer after `now` (skipping missed ticks,
-/// as a periodic timer that was blocked fires once).
-fn next_on_grid(due: Option<Nanos>, now: Nanos, period: Nanos) -> Nanos {
-    let due = due.unwrap_or(now);
-    if due > now {
-        return due;
-    }
-    let missed = (now - due).as_nanos() / period.as_nanos() + 1;
-    due + Nanos(missed * period.as_nanos())
 }

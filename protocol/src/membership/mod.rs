@@ -5,28 +5,32 @@
 //!
 //! | protocol | module | source |
 //! |---|---|---|
-//! | Orleans cluster membership | [`agent`] | dotnet/orleans `MembershipTableManager`, `ClusterHealthMonitor`, `SiloHealthMonitor`, `LocalSiloHealthMonitor`; SPEC §8.1 |
+//! | Orleans cluster membership, release 10.2 or main | [`agent`] | dotnet/orleans v10.2.2 and main e558829b: `MembershipTableManager`, `ClusterHealthMonitor`, `SiloHealthMonitor`, `LocalSiloHealthMonitor`; SPEC §8.1; docs/membership.md |
 //! | SWIM and Lifeguard | [`swim`] | hashicorp/memberlist `config.go`, `state.go`, `suspicion.go`, `awareness.go`; Das et al. 2002; Dadgar et al. 2018; SPEC §8.2 |
 
 pub mod agent;
+pub(crate) mod backoff;
 pub mod config;
+pub(crate) mod entropy;
 pub(crate) mod health;
 pub mod judge;
+pub(crate) mod lanes;
 pub mod messages;
+pub(crate) mod probe_timeout;
 pub(crate) mod probing;
 pub mod ring;
+pub(crate) mod suspect;
 pub mod swim;
 pub mod table;
-pub(crate) mod tasks;
 pub mod votes;
 
 #[cfg(test)]
 mod tests;
 
 pub use agent::OrleansAgent;
-pub use config::OrleansConfig;
+pub use config::{OrleansConfig, OrleansVersion};
 pub use judge::JudgeSpec;
-pub use messages::{AgentEvent, IndirectOutcome, Message, Transmit};
+pub use messages::{AgentEvent, Message, Transmit};
 pub use table::{
     OpId, Row, SiloId, SiloStatus, TableOp, TableReply, TableRequest, TableResult, TableView, Vote,
 };

@@ -1,20 +1,35 @@
-//! Probing the monitored silos: direct and indirect probes, the
-//! health-scaled wait, missed-probe counting, and the intermediary's side
-//! of an indirect probe.
+//! Probing the monitored silos (`SiloHealthMonitor`, one loop per peer),
+//! what a probe result leads to (`ClusterHealthMonitor.OnProbeResultInternal`)
+//! and the intermediary's side of an indirect probe
+//! (`MembershipSystemTarget.ProbeIndirectly`). Line numbers are of
+//! `src/Orleans.Runtime/MembershipService/SiloHealthMonitor.cs`, v10.2.2 /
+//! main e558829b, unless another file is named.
 //!
-//! Source: dotnet/orleans `SiloHealthMonitor` (`ProbeDirectly`,
-//! `ProbeIndirectly`, the wait `probe_timeout x (1 + local health score)`
-//! when `ExtendProbeTimeoutDuringDegradation`, one period more for an
-//! indirect probe) and `ClusterHealthMonitor`; SPEC §8.1. Probes to a peer
-//! are sequential: the next one goes a `probe_timeout` after the last one
-//! was sent, or when it resolved if that is later.
+//! | rule | 10.2 | main |
+//! |---|---|---|
+//! | first probe | random in `[0, probe_timeout)` (169) | the same (181) |
+//! | direct or indirect | indirect once `failed >= limit - 1` and another Active, non-stale silo exists (192) | the same (206) |
+//! | wait | `probe_timeout x (1 + score + indirect)` (232-257) | learned, `x (1 + score + indirect)`, clamped to [min, max] (275-297, [`super::probe_timeout`]) |
+//! | score | 10.2's full score at the probe (239) | the Local score over the last period (260-272) |
+//! | next probe | a period after this one began, or at once (`AsyncTimer.NextTick`) | `period - elapsed`, the period recomputed after the probe (246-257, 299-308) |
+//! | intermediary | random among the eligible (204) | the same (220) |
+//! | its wait | the whole timeout (209): a silent target makes the requester give up first, an "unknown" | the timeout less `timeout / (2 + score)` (225, 310-318) |
+//! | failure reported by an unwell intermediary | unknown; recused until the view changes; next probe in 250 ms (211-218) | unknown; recused until the view changes (228-234) |
+//! | indirect request that fails or times out | unknown (367-372) | the same (427-432) |
+//! | vote | direct: `failed >= limit`; indirect: a failure, with the intermediary's vote (`ClusterHealthMonitor.cs` 316-335) | the same, unless a message arrived on an open connection from the target within `max_probe_timeout x limit` (`ClusterHealthMonitor.cs` 329-357, 365-382) |
+//!
+//! The probe loop does not wait for a vote: `TryToSuspectOrKill` only
+//! queues it ([`super::lanes`]). A probe whose connection is refused or
+//! reset fails at once ([`OrleansAgent::unreachable_probes`]): a killed
+//! process refuses connections (`MessageCenter` rejects the message).
 
 use crate::time::Nanos;
 
 use super::agent::OrleansAgent;
+use super::config::OrleansVersion;
 use super::judge::Judge;
-use super::messages::{AgentEvent, IndirectOutcome, Message};
-use super::ring::ring_position;
+use super::messages::{AgentEvent, Message};
+use super::probe_timeout::{intermediary_wait, LearnedTimeout};
 use super::table::{SiloId, SiloStatus};
 use super::votes::is_stale;
 
@@ -26,17 +41,45 @@ pub(crate) struct Probe {
     deadline: Nanos,
     /// The intermediary of an indirect probe.
     via: Option<SiloId>,
+    /// The local health score the probe's wait was scaled by.
+    score: u32,
 }
 
-/// One monitored silo.
+/// How a probe ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// Answered (directly, or the intermediary's probe was).
+    Answered,
+    /// A direct probe got no answer in time, or was refused.
+    Missed,
+    /// The intermediary's probe failed and the intermediary is healthy.
+    IndirectFailed,
+    /// The intermediary's probe failed but the intermediary is unwell.
+    Unwell,
+    /// The indirect request itself failed or timed out.
+    Unknown,
+}
+
+/// One monitored silo and its probe loop.
 #[derive(Clone, Debug)]
 pub(crate) struct Peer {
     pub(crate) silo: SiloId,
     pub(crate) judge: Judge,
-    missed: u32,
+    /// Consecutive failed probes (`_failedProbes`).
+    failed: u32,
     probe: Option<Probe>,
     next_probe: Nanos,
     suspecting: bool,
+    /// main: the learned timeout.
+    learned: Option<Box<LearnedTimeout>>,
+    /// main: the period after the last probe (`previousProbePeriod`).
+    period: Nanos,
+    /// Intermediaries recused since the view at `recused_version`.
+    recused: Vec<SiloId>,
+    recused_version: u64,
+    /// The last response (direct, or any indirect reply), or when the
+    /// monitor started (`ElapsedSinceLastResponse`).
+    pub(crate) last_response: Nanos,
 }
 
 impl Peer {
@@ -51,18 +94,23 @@ impl Peer {
 pub(crate) struct Relay {
     /// This silo's own probe of the target.
     id: u64,
+    target: SiloId,
     requester: SiloId,
     /// The requester's probe id.
     probe: u64,
     pub(crate) deadline: Nanos,
+    arrived: Nanos,
+    /// 10.2: the score read when the request arrived.
+    health: u32,
 }
 
 impl OrleansAgent {
     /// Makes the monitored set exactly `wanted` (sorted): peers kept keep
-    /// their state, new ones are probed at once.
+    /// their state; a new one probes first after a random delay.
     pub(super) fn set_peers(&mut self, now: Nanos, wanted: &[SiloId]) {
         let mut old = std::mem::take(&mut self.peers).into_iter().peekable();
         let mut peers = Vec::with_capacity(wanted.len());
+        let main = self.config.version == OrleansVersion::Main;
         for &silo in wanted {
             while old.peek().is_some_and(|p| p.silo < silo) {
                 let gone = old.next().expect("peeked");
@@ -70,14 +118,22 @@ impl OrleansAgent {
             }
             match old.peek() {
                 Some(p) if p.silo == silo => peers.push(old.next().expect("peeked")),
-                _ => peers.push(Peer {
-                    silo,
-                    judge: Judge::start(&self.judge, now),
-                    missed: 0,
-                    probe: None,
-                    next_probe: now,
-                    suspecting: false,
-                }),
+                _ => {
+                    let delay = self.rng.between(Nanos::ZERO, self.config.probe_timeout);
+                    peers.push(Peer {
+                        silo,
+                        judge: Judge::start(&self.judge, now),
+                        failed: 0,
+                        probe: None,
+                        next_probe: now + delay,
+                        suspecting: false,
+                        learned: main.then(|| Box::new(LearnedTimeout::new())),
+                        period: self.config.probe_timeout,
+                        recused: Vec::new(),
+                        recused_version: 0,
+                        last_response: now,
+                    })
+                }
             }
         }
         for gone in old {
@@ -97,7 +153,6 @@ impl OrleansAgent {
     pub(super) fn peers_due(&self) -> Option<Nanos> {
         self.peers
             .iter()
-            .filter(|p| p.probe.is_some() || !self.suspect_pending(p.silo))
             .map(Peer::due)
             .chain(self.peers.iter().filter_map(|p| p.judge.poll_timeout()))
             .min()
@@ -107,64 +162,101 @@ impl OrleansAgent {
     pub(super) fn peers_timeout(&mut self, now: Nanos) {
         for i in 0..self.peers.len() {
             if let Some(p) = self.peers[i].probe.filter(|p| p.deadline <= now) {
-                self.peers[i].probe = None;
-                self.peers[i].next_probe = (p.sent + self.config.probe_timeout).max(now);
-                self.missed(i, now, None, false);
+                let outcome = if p.via.is_some() {
+                    Outcome::Unknown
+                } else {
+                    Outcome::Missed
+                };
+                self.resolve(i, now, outcome);
             }
             if self.peers[i].judge.poll_timeout().is_some_and(|t| t <= now) {
                 self.peers[i].judge.handle_timeout(now);
-                self.judge_check(i, None, false);
+                self.judge_verdict(i, now);
             }
-            // As in `SiloHealthMonitor`, whose probe loop awaits the vote a
-            // failed probe starts: no probe while one is pending.
             let peer = &self.peers[i];
-            if peer.probe.is_none() && peer.next_probe <= now && !self.suspect_pending(peer.silo) {
-                self.send_probe(i, now);
+            if peer.probe.is_none() && peer.next_probe <= now {
+                self.start_probe(i, now);
             }
         }
     }
 
-    fn send_probe(&mut self, i: usize, now: Nanos) {
+    /// The wait of a probe scaled by `factor`, and for main the period.
+    fn wait(&self, i: usize, factor: u32) -> Nanos {
         let c = &self.config;
-        let probe_timeout = c.probe_timeout;
-        let extend = c.extend_probe_timeout_during_degradation;
+        match &self.peers[i].learned {
+            Some(learned) => learned.bounded(
+                c.probe_timeout,
+                self.k,
+                c.min_probe_timeout(),
+                c.max_probe_timeout(),
+                factor,
+            ),
+            None => Nanos(c.probe_timeout.as_nanos() * u64::from(factor)),
+        }
+    }
+
+    fn start_probe(&mut self, i: usize, now: Nanos) {
+        let c = &self.config;
         let target = self.peers[i].silo;
-        let indirect = c.enable_indirect_probes
-            && c.num_missed_probes_limit >= 2
-            && self.peers[i].missed + 1 >= c.num_missed_probes_limit;
-        let via = if indirect {
-            self.intermediary(target, now)
+        // Only a probe that may go indirect needs the eligible
+        // intermediaries: a scan of the view, which a direct probe of a
+        // healthy peer (nearly every probe) skips.
+        let may_go_indirect =
+            c.enable_indirect_probes && self.peers[i].failed + 1 >= c.num_missed_probes_limit;
+        let others = if may_go_indirect {
+            self.intermediaries(i, now)
         } else {
-            None
+            Vec::new()
         };
-        let health = if extend {
-            u64::from(self.health_at(now))
+        let direct = others.is_empty();
+        let c = &self.config;
+        let score = if c.extend_probe_timeout_during_degradation {
+            let lookback = self.peers[i].period;
+            self.local_score(now, lookback)
         } else {
             0
         };
-        let periods = 1 + health + u64::from(via.is_some());
-        let deadline = now + Nanos(probe_timeout.as_nanos() * periods);
+        let factor = 1 + score + u32::from(!direct);
+        let timeout = self.wait(i, factor);
         let id = self.next_probe_id;
         self.next_probe_id += 1;
+        let via = if direct {
+            self.send(target, Message::Ping { probe: id });
+            None
+        } else {
+            let via = others[self.rng.below(others.len() as u64) as usize];
+            let wait = match self.config.version {
+                OrleansVersion::V10_2 => timeout,
+                OrleansVersion::Main => intermediary_wait(timeout, score),
+            };
+            let message = Message::IndirectPing {
+                probe: id,
+                target,
+                wait,
+            };
+            self.send(via, message);
+            Some(via)
+        };
         self.peers[i].probe = Some(Probe {
             id,
             sent: now,
-            deadline,
+            deadline: now + timeout,
             via,
+            score,
         });
-        match via {
-            Some(v) => self.send(v, Message::IndirectPing { probe: id, target }),
-            None => self.send(target, Message::Ping { probe: id }),
-        }
     }
 
-    /// An Active, non-stale silo other than this one and `target`, taken
-    /// round-robin from a point hashed from the pair (module deviation note
-    /// in [`super::agent`]).
-    fn intermediary(&mut self, target: SiloId, now: Nanos) -> Option<SiloId> {
+    /// The silos an indirect probe of peer `i` may go through: Active, not
+    /// stale, neither this silo nor the target, nor recused since the view
+    /// last changed.
+    fn intermediaries(&mut self, i: usize, now: Nanos) -> Vec<SiloId> {
+        if self.peers[i].recused_version != self.view.version {
+            self.peers[i].recused.clear();
+            self.peers[i].recused_version = self.view.version;
+        }
         let stale = self.config.stale_after();
-        let eligible: Vec<SiloId> = self
-            .view
+        let (target, recused) = (self.peers[i].silo, &self.peers[i].recused);
+        self.view
             .rows
             .iter()
             .filter(|r| {
@@ -172,60 +264,168 @@ impl OrleansAgent {
                     && r.silo != self.me
                     && r.silo != target
                     && !is_stale(r, now, stale)
+                    && !recused.contains(&r.silo)
             })
             .map(|r| r.silo)
-            .collect();
-        if eligible.is_empty() {
-            return None;
+            .collect()
+    }
+
+    /// Ends peer `i`'s probe with `outcome`, acts on it, and schedules the
+    /// next probe.
+    fn resolve(&mut self, i: usize, now: Nanos, outcome: Outcome) {
+        let Some(probe) = self.peers[i].probe.take() else {
+            return;
+        };
+        let peer = &mut self.peers[i];
+        // A direct answer, or any reply of an intermediary, is a response
+        // (10.2 lines 298 and 337, main 357 and 397).
+        if matches!(
+            outcome,
+            Outcome::Answered | Outcome::IndirectFailed | Outcome::Unwell
+        ) {
+            peer.last_response = now;
         }
-        let start = ring_position(self.me, target.node);
-        let k = start.wrapping_add(self.intermediary_cursor) % eligible.len() as u64;
-        self.intermediary_cursor += 1;
-        Some(eligible[k as usize])
+        let mut retry = None;
+        match outcome {
+            Outcome::Answered => {
+                peer.failed = 0;
+                if probe.via.is_none() {
+                    if let Some(learned) = &mut peer.learned {
+                        learned.record(now - probe.sent);
+                    }
+                }
+                peer.judge.handle_reply(now, probe.sent);
+            }
+            Outcome::Missed | Outcome::IndirectFailed => {
+                peer.failed += 1;
+                peer.judge.handle_miss(now);
+            }
+            Outcome::Unwell => {
+                let via = probe.via.expect("an indirect probe");
+                peer.recused.push(via);
+                if self.config.version == OrleansVersion::V10_2 {
+                    retry = Some(now + self.config.indirect_probe_retry());
+                }
+            }
+            Outcome::Unknown => {}
+        }
+        self.on_probe_result(i, now, outcome, probe.via);
+        let next = match (retry, self.config.version) {
+            (Some(at), _) => at,
+            (None, OrleansVersion::V10_2) => (probe.sent + self.config.probe_timeout).max(now),
+            (None, OrleansVersion::Main) => {
+                let factor = 1 + probe.score + u32::from(probe.via.is_some());
+                let period = self.wait(i, factor);
+                self.peers[i].period = period;
+                (probe.sent + period).max(now)
+            }
+        };
+        self.peers[i].next_probe = next;
+    }
+
+    /// What a probe result leads to (`ClusterHealthMonitor.OnProbeResultInternal`;
+    /// with a detector judge, the judge decides instead of the count).
+    fn on_probe_result(&mut self, i: usize, now: Nanos, outcome: Outcome, via: Option<SiloId>) {
+        let limit = self.config.num_missed_probes_limit;
+        let peer = &self.peers[i];
+        let target = peer.silo;
+        let vote = match &peer.judge {
+            Judge::Classic => match outcome {
+                Outcome::Missed => (peer.failed >= limit).then_some(None),
+                Outcome::IndirectFailed => Some(via),
+                _ => None,
+            },
+            Judge::Detector(_) => peer.judge.failed(peer.failed, limit).then_some(None),
+        };
+        if outcome == Outcome::Answered && peer.suspecting {
+            self.peers[i].suspecting = false;
+            self.events.push_back(AgentEvent::SuspicionEnded { target });
+        }
+        if let Some(via) = vote {
+            self.vote(i, now, via);
+        }
+    }
+
+    /// A detector judge's verdict changed on a timer.
+    fn judge_verdict(&mut self, i: usize, now: Nanos) {
+        let peer = &self.peers[i];
+        if peer
+            .judge
+            .failed(peer.failed, self.config.num_missed_probes_limit)
+        {
+            self.vote(i, now, None);
+        }
+    }
+
+    /// Starts a suspicion and asks for a vote, unless main's
+    /// connection-liveness check holds it.
+    fn vote(&mut self, i: usize, now: Nanos, via: Option<SiloId>) {
+        let target = self.peers[i].silo;
+        if !self.peers[i].suspecting {
+            self.peers[i].suspecting = true;
+            self.events
+                .push_back(AgentEvent::SuspicionStarted { target });
+        }
+        if self.config.connection_liveness_check() && self.connection_alive(target, now) {
+            self.events.push_back(AgentEvent::VoteWithheld { target });
+            return;
+        }
+        self.suspect(target, via);
     }
 
     /// A Pong for one of this silo's probes: a monitored peer's, or a relay's.
     pub(super) fn handle_pong(&mut self, now: Nanos, from: SiloId, probe: u64) {
         if let Some(k) = self.relays.iter().position(|r| r.id == probe) {
             let relay = self.relays.swap_remove(k);
-            self.send(
-                relay.requester,
-                Message::IndirectReply {
-                    probe: relay.probe,
-                    outcome: IndirectOutcome::Answered,
-                },
-            );
+            self.relay_reply(now, relay, true);
             return;
         }
-        let Some(i) = self.peers.iter().position(|p| {
+        if let Some(i) = self.peers.iter().position(|p| {
             p.silo == from && p.probe.is_some_and(|q| q.id == probe && q.via.is_none())
-        }) else {
-            return;
-        };
-        self.answered(i, now);
+        }) {
+            self.resolve(i, now, Outcome::Answered);
+        }
     }
 
+    /// Another silo asks this one to probe `target` within `wait`.
     pub(super) fn handle_indirect_ping(
         &mut self,
         now: Nanos,
         from: SiloId,
         probe: u64,
         target: SiloId,
+        wait: Nanos,
     ) {
-        if self.status != SiloStatus::Active || self.health_at(now) > 0 {
-            let outcome = IndirectOutcome::Unknown;
-            self.send(from, Message::IndirectReply { probe, outcome });
-            return;
-        }
+        // 10.2 reads its score before probing (`MembershipSystemTarget.cs:82`).
+        let health = self.local_score_10_2(now);
         let id = self.next_probe_id;
         self.next_probe_id += 1;
         self.relays.push(Relay {
             id,
+            target,
             requester: from,
             probe,
-            deadline: now + self.config.probe_timeout,
+            deadline: now + wait,
+            arrived: now,
+            health,
         });
         self.send(target, Message::Ping { probe: id });
+    }
+
+    /// Answers the requester of `relay`, with this silo's health score:
+    /// 10.2's as it was when the request came, main's Local score over the
+    /// probe (`MembershipSystemTarget.ProbeIndirectly`, main lines 82-118).
+    fn relay_reply(&mut self, now: Nanos, relay: Relay, answered: bool) {
+        let health = match self.config.version {
+            OrleansVersion::V10_2 => relay.health,
+            OrleansVersion::Main => self.local_score(now, now - relay.arrived),
+        };
+        let message = Message::IndirectReply {
+            probe: relay.probe,
+            answered,
+            health,
+        };
+        self.send(relay.requester, message);
     }
 
     pub(super) fn handle_indirect_reply(
@@ -233,7 +433,8 @@ impl OrleansAgent {
         now: Nanos,
         from: SiloId,
         probe: u64,
-        outcome: IndirectOutcome,
+        answered: bool,
+        health: u32,
     ) {
         let Some(i) = self.peers.iter().position(|p| {
             p.probe
@@ -241,19 +442,12 @@ impl OrleansAgent {
         }) else {
             return;
         };
-        match outcome {
-            IndirectOutcome::Answered => self.answered(i, now),
-            IndirectOutcome::Failed => {
-                let sent = self.peers[i].probe.map_or(now, |p| p.sent);
-                self.peers[i].probe = None;
-                self.peers[i].next_probe = (sent + self.config.probe_timeout).max(now);
-                self.missed(i, now, Some(from), true);
-            }
-            IndirectOutcome::Unknown => {
-                self.peers[i].probe = None;
-                self.peers[i].next_probe = now + self.config.indirect_probe_retry;
-            }
-        }
+        let outcome = match (answered, health) {
+            (true, _) => Outcome::Answered,
+            (false, 0) => Outcome::IndirectFailed,
+            (false, _) => Outcome::Unwell,
+        };
+        self.resolve(i, now, outcome);
     }
 
     /// Relays whose target did not answer in time.
@@ -262,59 +456,33 @@ impl OrleansAgent {
         while k < self.relays.len() {
             if self.relays[k].deadline <= now {
                 let relay = self.relays.swap_remove(k);
-                let outcome = IndirectOutcome::Failed;
-                self.send(
-                    relay.requester,
-                    Message::IndirectReply {
-                        probe: relay.probe,
-                        outcome,
-                    },
-                );
+                self.relay_reply(now, relay, false);
             } else {
                 k += 1;
             }
         }
     }
 
-    fn answered(&mut self, i: usize, now: Nanos) {
-        let peer = &mut self.peers[i];
-        let sent = peer.probe.map_or(now, |p| p.sent);
-        peer.probe = None;
-        peer.missed = 0;
-        peer.next_probe = (sent + self.config.probe_timeout).max(now);
-        peer.judge.handle_reply(now, sent);
-        self.health.probe_answered(now);
-        self.judge_check(i, None, false);
-    }
-
-    /// A probe failed; `via` is the intermediary of a failed indirect probe
-    /// (`indirect_failed`), whose vote the suspicion carries.
-    fn missed(&mut self, i: usize, now: Nanos, via: Option<SiloId>, indirect_failed: bool) {
-        self.peers[i].missed += 1;
-        self.peers[i].judge.handle_miss(now);
-        self.judge_check(i, via, indirect_failed);
-    }
-
-    /// Starts or ends a suspicion from the judge's decision; a suspicion
-    /// (re)tries to vote. The classic judge suspects at once on a failed
-    /// indirect probe; a detector judge decides alone.
-    fn judge_check(&mut self, i: usize, via: Option<SiloId>, indirect_failed: bool) {
-        let limit = self.config.num_missed_probes_limit;
-        let peer = &mut self.peers[i];
-        let classic = matches!(peer.judge, Judge::Classic);
-        let failed = peer.judge.failed(peer.missed, limit) || (classic && indirect_failed);
-        let target = peer.silo;
-        if failed {
-            if !peer.suspecting {
-                peer.suspecting = true;
-                self.events
-                    .push_back(AgentEvent::SuspicionStarted { target });
+    /// The connection to `silo` was refused or reset: a direct probe of it
+    /// fails now, an indirect probe through it ends unknown, and a probe
+    /// this silo makes of it for another fails now.
+    pub(super) fn unreachable_probes(&mut self, now: Nanos, silo: SiloId) {
+        for i in 0..self.peers.len() {
+            let outcome = match self.peers[i].probe {
+                Some(p) if p.via == Some(silo) => Outcome::Unknown,
+                Some(p) if p.via.is_none() && self.peers[i].silo == silo => Outcome::Missed,
+                _ => continue,
+            };
+            self.resolve(i, now, outcome);
+        }
+        let mut k = 0;
+        while k < self.relays.len() {
+            if self.relays[k].target == silo {
+                let relay = self.relays.swap_remove(k);
+                self.relay_reply(now, relay, false);
+            } else {
+                k += 1;
             }
-            let via = if classic { via } else { None };
-            self.enqueue_suspect(target, via);
-        } else if peer.suspecting && peer.missed == 0 {
-            peer.suspecting = false;
-            self.events.push_back(AgentEvent::SuspicionEnded { target });
         }
     }
 }

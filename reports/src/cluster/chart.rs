@@ -54,6 +54,7 @@ pub fn never_declared(crashes: usize) -> String {
 
 struct Point {
     judge: String,
+    label: String,
     /// Median time to declaration, s.
     median: f64,
     rate: f64,
@@ -80,6 +81,7 @@ pub fn cluster_chart_svg(m: &ClusterMetrics, palette: &Palette) -> io::Result<Ch
         .filter_map(|s| {
             Some(Point {
                 judge: s.judge.clone(),
+                label: s.label.clone(),
                 median: s.declare?.p50.as_secs_f64(),
                 rate: rate_of(s),
                 ci: s.false_rate_ci.map(|c| (c.low, c.high)),
@@ -92,7 +94,7 @@ pub fn cluster_chart_svg(m: &ClusterMetrics, palette: &Palette) -> io::Result<Ch
             (
                 format!(
                     "{}: median {}, {}/node-h",
-                    p.judge,
+                    p.label,
                     fmt_seconds(p.median),
                     fmt_rate(p.rate)
                 ),
@@ -102,7 +104,7 @@ pub fn cluster_chart_svg(m: &ClusterMetrics, palette: &Palette) -> io::Result<Ch
         }));
         legend.extend(m.summary.iter().filter(|s| s.declare.is_none()).map(|s| {
             (
-                format!("{}: declared no crash, not plotted", s.judge),
+                format!("{}: declared no crash, not plotted", s.label),
                 palette.colour(&s.judge),
                 Marker::Ring,
             )
@@ -186,7 +188,7 @@ where
             .draw_series(std::iter::once(
                 EmptyElement::at((x, p.rate))
                     + Circle::new((0, 0), POINT_RADIUS, colour.filled())
-                    + Text::new(p.judge.clone(), (dx, -POINT_RADIUS), label),
+                    + Text::new(p.label.clone(), (dx, -POINT_RADIUS), label),
             ))
             .map_err(chart_error)?;
     }
@@ -211,7 +213,7 @@ fn bars(
     let bars: Vec<RateBar> = summary
         .iter()
         .map(|s| RateBar {
-            name: s.judge.clone(),
+            name: s.label.clone(),
             rate: rate_of(s),
             ci: s.false_rate_ci.map(|c| (c.low, c.high)),
             colour: palette.colour(&s.judge),

@@ -378,6 +378,7 @@ pub(crate) fn synthetic(
         scenario: "membership-mixed".into(),
         seed,
         judge: judge.into(),
+        label: judge.into(),
         duration: end,
         nodes: (0..nodes).map(|n| format!("n{n}")).collect(),
         faults,

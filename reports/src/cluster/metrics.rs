@@ -15,6 +15,9 @@ use crate::metrics::MeanCi;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JudgeSummary {
     pub judge: String,
+    /// How tables and charts name the judge (`classic (10.2)`); the name
+    /// itself where no run says more (a sweep's totals).
+    pub label: String,
     /// Runs (seeds) of this judge.
     pub runs: usize,
     /// Crashes the cluster had to declare, summed over runs.
@@ -163,7 +166,13 @@ pub fn cluster_metrics(scenario: &str, outcomes: &[ClusterOutcome]) -> ClusterMe
     let summary = judges
         .iter()
         .zip(&runs)
-        .map(|(&judge, (_, totals))| summarize_totals(judge, totals))
+        .map(|(&judge, (_, totals))| {
+            let mut s = summarize_totals(judge, totals);
+            if let Some(o) = outcomes.iter().find(|o| o.judge == judge) {
+                s.label.clone_from(&o.label);
+            }
+            s
+        })
         .collect();
     let judge_runs: Vec<JudgeRuns> = judges
         .iter()
@@ -198,5 +207,9 @@ pub fn cluster_metrics(scenario: &str, outcomes: &[ClusterOutcome]) -> ClusterMe
 /// [`ClusterRunTotals`], as a sweep pools its units).
 pub fn summarize_judge(judge: &str, runs: &[&ClusterOutcome]) -> JudgeSummary {
     let totals: Vec<ClusterRunTotals> = runs.iter().map(|o| ClusterRunTotals::of(o)).collect();
-    summarize_totals(judge, &totals)
+    let mut s = summarize_totals(judge, &totals);
+    if let Some(first) = runs.first() {
+        s.label.clone_from(&first.label);
+    }
+    s
 }

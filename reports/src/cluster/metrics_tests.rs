@@ -47,6 +47,7 @@ fn run(judge: &str, seed: u64) -> ClusterOutcome {
         scenario: "m".into(),
         seed,
         judge: judge.into(),
+        label: judge.into(),
         duration: secs(900.0),
         nodes: (0..4).map(|n| format!("n{n}")).collect(),
         faults: Vec::new(),

@@ -97,6 +97,8 @@ pub use terminal::cluster_terminal_table;
 pub use totals::{strict_declare_p50, summarize_totals, ClusterRunTotals};
 pub use verdict::cluster_verdict;
 
+use fdlab_protocol::membership::OrleansVersion;
+
 use fdlab_sim::membership::outcome::ClusterOutcome;
 use fdlab_sim::scenario::{Scenario, CLASSIC_JUDGE};
 
@@ -160,8 +162,9 @@ impl ClusterAbout {
         ClusterAbout {
             description: scenario.description.clone(),
             setup: format!(
-                "{}, {} nodes starting within {}: num_probed_silos = {}, num_votes_for_death_declaration = {}, death_vote_expiration = {}, i_am_alive_period = {}, table_refresh_period = {}, connection_liveness_check = {}, table latency {}; {restart}",
+                "{} {}, {} nodes starting within {}: num_probed_silos = {}, num_votes_for_death_declaration = {}, death_vote_expiration = {}, i_am_alive_period = {}, table_refresh_period = {}, connection_liveness_check = {}, table latency {}; {restart}",
                 setup.protocol.name(),
+                o.version,
                 node_count(scenario),
                 setup.start_spread,
                 o.num_probed_silos,
@@ -169,7 +172,11 @@ impl ClusterAbout {
                 o.death_vote_expiration,
                 o.i_am_alive_period,
                 o.table_refresh_period,
-                o.connection_liveness_check,
+                match (o.version, o.connection_liveness_check()) {
+                    (_, true) => "on",
+                    (OrleansVersion::Main, false) => "off",
+                    (OrleansVersion::V10_2, false) => "none (10.2 has none)",
+                },
                 toml_line(&setup.table_latency),
             ),
             judges,

@@ -264,7 +264,7 @@ fn what_the_report_says_of_a_scenario() {
     assert!(about.judges[2].1.starts_with("kind = \"phi-accrual\""));
     assert!(
         about.setup.starts_with(
-            "orleans, 6 nodes starting within 10s: num_probed_silos = 10, num_votes_for_death_declaration = 2, "
+            "orleans 10.2, 6 nodes starting within 10s: num_probed_silos = 10, num_votes_for_death_declaration = 2, "
         ),
         "{}",
         about.setup

@@ -138,7 +138,7 @@ fn row(s: &JudgeSummary) -> Vec<String> {
         _ => "-".into(),
     };
     vec![
-        s.judge.clone(),
+        s.label.clone(),
         format!("{} / {}", s.declared, s.crashes),
         time(s.declare.map(|d| d.p50)),
         time(s.declare.map(|d| d.p90)),

@@ -63,7 +63,7 @@ fn row(s: &JudgeSummary) -> Vec<String> {
     };
     let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     vec![
-        s.judge.clone(),
+        s.label.clone(),
         format!("{}/{}", s.declared, s.crashes),
         secs(s.declare, |d| d.p50),
         secs(s.declare, |d| d.p90),

@@ -77,6 +77,7 @@ impl ClusterRunTotals {
 pub fn summarize_totals(judge: &str, runs: &[ClusterRunTotals]) -> JudgeSummary {
     let mut s = JudgeSummary {
         judge: judge.to_string(),
+        label: judge.to_string(),
         runs: runs.len(),
         ..JudgeSummary::default()
     };

@@ -389,6 +389,10 @@ mod tests {
             .unwrap()
             .scenario()
             .clone();
+        // Orleans main: 10.2 never votes against a silent silo (its
+        // indirect probes end "unknown", docs/membership.md).
+        s.membership.as_mut().unwrap().orleans.version =
+            fdlab_protocol::membership::OrleansVersion::Main;
         let side = ["n3", "n4", "n5"];
         s.faults = vec![Fault {
             kind: Some(FaultKind::Partition),

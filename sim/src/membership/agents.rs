@@ -29,6 +29,17 @@ pub(crate) enum Wire {
     Swim(Packet),
 }
 
+impl Contender {
+    /// How reports name the judge `name` of this contender: with the
+    /// Orleans version it runs (`classic (10.2)`), or as it is.
+    pub fn label(&self, name: &str) -> String {
+        match self {
+            Contender::Orleans(config, _) => format!("{name} ({})", config.version),
+            Contender::Swim(_) => name.to_string(),
+        }
+    }
+}
+
 impl Wire {
     pub(crate) fn bytes(&self) -> u64 {
         match self {
@@ -40,6 +51,14 @@ impl Wire {
     /// Whether only the addressed generation may receive it: an Orleans
     /// message names a silo; a SWIM packet a member, whatever its process.
     pub(crate) fn for_generation(&self) -> bool {
+        matches!(self, Wire::Orleans(_))
+    }
+
+    /// Whether it travels on a connection, which a host whose process is
+    /// gone refuses (Orleans' TCP): the sender learns at once. A SWIM
+    /// packet is a UDP datagram: memberlist never reads the ICMP error
+    /// that a dead port returns, so it just vanishes.
+    pub(crate) fn on_connection(&self) -> bool {
         matches!(self, Wire::Orleans(_))
     }
 }
@@ -75,6 +94,7 @@ impl Agent {
                 judge.clone(),
                 me,
                 now,
+                entropy,
             ))),
             Contender::Swim(config) => {
                 let members: Vec<MemberId> = (0..nodes).map(MemberId).collect();
@@ -89,11 +109,18 @@ impl Agent {
         }
     }
 
-    pub(crate) fn handle_wire(&mut self, now: Nanos, from: SiloId, wire: &Wire) {
+    pub(crate) fn handle_wire(&mut self, now: Nanos, from: SiloId, wire: Wire) {
         match (self, wire) {
-            (Agent::Orleans(a), Wire::Orleans(m)) => a.handle_message(now, from, *m),
-            (Agent::Swim(a), Wire::Swim(p)) => a.handle_packet(now, MemberId(from.node), p),
+            (Agent::Orleans(a), Wire::Orleans(m)) => a.handle_message(now, from, m),
+            (Agent::Swim(a), Wire::Swim(p)) => a.handle_packet(now, MemberId(from.node), &p),
             _ => debug_assert!(false, "one kind of agent per run"),
+        }
+    }
+
+    /// The connection to `silo` was refused or reset (Orleans only).
+    pub(crate) fn handle_unreachable(&mut self, now: Nanos, silo: SiloId) {
+        if let Agent::Orleans(a) = self {
+            a.handle_unreachable(now, silo);
         }
     }
 
@@ -113,7 +140,7 @@ impl Agent {
 
     pub(crate) fn handle_timeout(&mut self, now: Nanos, entropy: u64) {
         match self {
-            Agent::Orleans(a) => a.handle_timeout(now),
+            Agent::Orleans(a) => a.handle_timeout(now, entropy),
             Agent::Swim(a) => a.handle_timeout(now, entropy),
         }
     }

@@ -31,6 +31,9 @@ pub(crate) enum Event {
         from: SiloId,
         wire: Wire,
     },
+    /// `to`'s connection to `about` was refused or reset: the process of
+    /// `about` is gone (Orleans only).
+    Unreachable { to: SiloId, about: SiloId },
     /// An operation reaches the table service.
     Table { from: SiloId, request: TableRequest },
     /// The table's answer reaches the silo.
@@ -189,13 +192,63 @@ impl Cluster {
                 };
                 self.push(now + back, Event::Reply { to: from, reply });
             }
-            Event::Deliver { to, ref wire, .. } => {
+            Event::Deliver { to, from, ref wire } => {
                 let generation = wire.for_generation().then_some(to.generation);
+                if wire.on_connection() && !self.runs(to.node, generation) {
+                    return self.refuse(now, to, from);
+                }
                 self.at_node(now, to.node, generation, item)
             }
-            Event::Reply { to, .. } => self.at_node(now, to.node, Some(to.generation), item),
+            Event::Reply { to, .. } | Event::Unreachable { to, .. } => {
+                self.at_node(now, to.node, Some(to.generation), item)
+            }
             Event::Timer { node, .. } => self.at_node(now, node, None, item),
             Event::Inbox { node, epoch } => self.take_from_inbox(now, node, epoch),
+        }
+    }
+
+    /// Whether a process of `node` runs (of that `generation`, if given).
+    fn runs(&self, node: u32, generation: Option<u32>) -> bool {
+        let n = &self.nodes[node as usize];
+        n.agent.is_some() && generation.is_none_or(|g| g == n.generation)
+    }
+
+    /// A message for `to` found no process to take it: its host refuses the
+    /// connection (or resets it), and `from` learns so a network trip later.
+    fn refuse(&mut self, now: Nanos, to: SiloId, from: SiloId) {
+        if let Some(at) = self
+            .network
+            .arrival(&self.schedule, to.node, from.node, now)
+        {
+            self.push(
+                at,
+                Event::Unreachable {
+                    to: from,
+                    about: to,
+                },
+            );
+        }
+    }
+
+    /// `silo`'s process ended: its host resets every connection it had,
+    /// and each Orleans silo running elsewhere learns so a network trip
+    /// later (unless the reset is lost or cut on the way, as a packet is).
+    fn reset_connections(&mut self, now: Nanos, silo: SiloId) {
+        if !matches!(self.contender, Contender::Orleans(..)) {
+            return;
+        }
+        for node in 0..self.nodes.len() as u32 {
+            let n = &self.nodes[node as usize];
+            if node == silo.node || n.agent.is_none() {
+                continue;
+            }
+            let to = SiloId {
+                node,
+                generation: n.generation,
+            };
+            if let Some(at) = self.network.arrival(&self.schedule, silo.node, node, now) {
+                self.push(at, Event::Unreachable { to, about: silo });
+            }
         }
     }
 
@@ -284,10 +337,11 @@ impl Cluster {
             agent.handle_stall(local, stall);
         }
         match item.event {
-            Event::Deliver { from, wire, .. } => agent.handle_wire(local, from, &wire),
+            Event::Deliver { from, wire, .. } => agent.handle_wire(local, from, wire),
             Event::Reply { reply, .. } => agent.handle_table_reply(local, reply),
+            Event::Unreachable { about, .. } => agent.handle_unreachable(local, about),
             Event::Timer { .. } => {
-                let entropy = entropy_for(agent, &mut self.entropy[node as usize]);
+                let entropy = self.entropy[node as usize].random::<u64>();
                 agent.handle_timeout(local, entropy)
             }
             _ => {}
@@ -333,6 +387,7 @@ impl Cluster {
                             }
                         }
                         AgentEvent::Terminated => stop = Some(NodeChange::Terminated),
+                        AgentEvent::KilledItself { .. } => stop = Some(NodeChange::KilledItself),
                         AgentEvent::JoinGaveUp => stop = Some(NodeChange::GaveUp),
                         _ => {}
                     }
@@ -396,13 +451,15 @@ impl Cluster {
         self.drain(now, node);
     }
 
-    /// Takes the node's silo down.
+    /// Takes the node's silo down: its process ends, and with it its
+    /// connections.
     fn stop(&mut self, now: Nanos, node: u32, change: NodeChange, fault: Option<usize>) {
         let n = &mut self.nodes[node as usize];
         let generation = n.generation;
         if let Some(agent) = n.stop() {
-            self.ledger
-                .stopped(now, agent.me(generation), change, fault);
+            let silo = agent.me(generation);
+            self.ledger.stopped(now, silo, change, fault);
+            self.reset_connections(now, silo);
         }
     }
 
@@ -504,7 +561,7 @@ impl Cluster {
         };
         let silo = agent.me(generation);
         agent.handle_stall(local, now - since);
-        let entropy = entropy_for(agent, &mut self.entropy[node as usize]);
+        let entropy = self.entropy[node as usize].random::<u64>();
         agent.handle_timeout(local, entropy);
         self.ledger.node_change(now, silo, NodeChange::Resumed);
         for item in held {
@@ -514,15 +571,5 @@ impl Cluster {
         self.nodes[node as usize].epoch += 1;
         self.schedule_inbox(now, node);
         self.drain(now, node);
-    }
-}
-
-/// A word of entropy for `agent`'s timer: drawn for a SWIM agent, which
-/// makes its random choices from it; an Orleans agent takes none, and its
-/// node's stream is left alone.
-fn entropy_for(agent: &Agent, stream: &mut ChaCha8Rng) -> u64 {
-    match agent {
-        Agent::Swim(_) => stream.random::<u64>(),
-        Agent::Orleans(_) => 0,
     }
 }

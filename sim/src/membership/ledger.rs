@@ -160,7 +160,7 @@ impl Ledger {
         }
         let was_active = self.active.remove(&silo).is_some();
         match change {
-            NodeChange::Terminated => self.counts.self_terminations += 1,
+            NodeChange::Terminated | NodeChange::KilledItself => self.counts.self_terminations += 1,
             NodeChange::GaveUp => self.counts.join_give_ups += 1,
             _ => {}
         }
@@ -450,7 +450,10 @@ impl Ledger {
                 silo,
                 change: NodeChange::Joined,
             }),
-            AgentEvent::Terminated | AgentEvent::JoinGaveUp | AgentEvent::ViewChanged { .. } => {}
+            AgentEvent::Terminated
+            | AgentEvent::KilledItself { .. }
+            | AgentEvent::JoinGaveUp
+            | AgentEvent::ViewChanged { .. } => {}
         }
     }
 

@@ -86,6 +86,7 @@ pub fn run(
 ) -> (ClusterOutcome, Option<Vec<ClusterLogRecord>>) {
     let setup = scenario.membership.as_ref().expect("a membership scenario");
     let (judge_name, contender) = judges(scenario).swap_remove(judge);
+    let label = contender.label(&judge_name);
     let streams = Streams::new(seed);
     let names = scenario.topology.node_names();
     let schedule = Schedule::resolve(scenario, &names, &streams);
@@ -150,6 +151,7 @@ pub fn run(
         scenario: scenario.name.clone(),
         seed,
         judge: judge_name,
+        label,
         duration: scenario.duration,
         nodes: names,
         faults: schedule.records,

@@ -95,6 +95,9 @@ pub struct ClusterOutcome {
     pub scenario: String,
     pub seed: u64,
     pub judge: String,
+    /// The judge as tables and charts name it: an Orleans judge with the
+    /// version its silos follow (`classic (10.2)`), a SWIM run by its name.
+    pub label: String,
     pub duration: Nanos,
     pub nodes: Vec<String>,
     pub faults: Vec<FaultRecord>,
@@ -139,6 +142,9 @@ pub enum NodeChange {
     Crashed,
     /// It read itself Dead and stopped.
     Terminated,
+    /// It found a silo holding enough fresh votes yet not Dead and stopped
+    /// itself (Orleans' "Found a bug! Will stop.").
+    KilledItself,
     /// It gave up joining and stopped.
     GaveUp,
     Paused,
@@ -152,6 +158,7 @@ impl NodeChange {
             NodeChange::Joined => "joined",
             NodeChange::Crashed => "crashed",
             NodeChange::Terminated => "terminated",
+            NodeChange::KilledItself => "killed-itself",
             NodeChange::GaveUp => "gave-up",
             NodeChange::Paused => "paused",
             NodeChange::Resumed => "resumed",

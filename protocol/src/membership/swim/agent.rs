@@ -50,13 +50,13 @@ use crate::time::Nanos;
 
 use super::awareness::Awareness;
 use super::config::SwimConfig;
-use super::entropy::Entropy;
 use super::gossip::{retransmit_limit, BroadcastQueue};
 use super::members::{MemberId, MemberState, Members};
 use super::messages::{
     Message, Packet, SwimEvent, Transmit, COMPOUND_ENTRY_BYTES, COMPOUND_HEADER_BYTES,
 };
 use super::probe::{Probe, Relay};
+use crate::membership::entropy::Entropy;
 
 /// One member's SWIM agent (see the module documentation).
 #[derive(Clone, Debug)]

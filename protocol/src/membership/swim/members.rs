@@ -18,8 +18,8 @@
 
 use crate::time::Nanos;
 
-use super::entropy::Entropy;
 use super::suspicion::Suspicion;
+use crate::membership::entropy::Entropy;
 
 /// memberlist's `kRandomNodes` gives up after 3 x N draws ("with small n
 /// we want search to be exhaustive").

@@ -22,12 +22,11 @@
 //! | the local health multiplier (LHA-Probe) | [`awareness`] |
 //! | the broadcast queue and piggybacking | `gossip` |
 //! | messages, packets and their bytes, events | [`messages`] |
-//! | the host's entropy, SplitMix64 | `entropy` |
+//! | the host's entropy, SplitMix64 | `super::entropy` (shared with Orleans) |
 
 pub mod agent;
 pub mod awareness;
 pub mod config;
-pub(crate) mod entropy;
 pub(crate) mod gossip;
 pub mod members;
 pub mod messages;

@@ -1,10 +1,13 @@
-//! The agent's random choices, made from entropy its host hands in.
+//! A membership agent's random choices, made from entropy its host hands in.
 //!
 //! A state machine of this crate draws no random numbers (SPEC §2), yet
 //! SWIM chooses at random: the probe order (memberlist's `shuffleNodes`),
 //! the ping-req members and the gossip targets (`kRandomNodes`), the
 //! first ticks' stagger (`triggerFunc`) and where a returning member goes
-//! in the probe order (`randomOffset`). The host passes 64 bits of entropy
+//! in the probe order (`randomOffset`); and so does Orleans: each probe
+//! loop's first delay and each periodic loop's (`RandomTimeSpan.Next`), the
+//! intermediary of an indirect probe (`Random.Shared.Next`), and every
+//! back-off (`ExponentialBackoff`, `BackoffComputation`). The host passes 64 bits of entropy
 //! at construction and with every `handle_timeout`; the agent absorbs them
 //! into a 64-bit state and draws from it with SplitMix64 (Steele, Lea,
 //! Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014).
@@ -17,6 +20,8 @@
 //! that draws its words from a seeded generator gets a run fixed by its
 //! seed. Bounded draws use Lemire's multiply-shift (bias below 2^-32 for
 //! the list sizes here).
+
+use crate::time::Nanos;
 
 /// SplitMix64's increment: 2^64 / the golden ratio.
 const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -54,6 +59,15 @@ impl Entropy {
     /// A number in `0..n` (0 when n is 0).
     pub fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// A duration uniform in `[low, high)` (`low` when the range is empty):
+    /// Orleans' `RandomTimeSpan.Next(low, high)`.
+    pub fn between(&mut self, low: Nanos, high: Nanos) -> Nanos {
+        if high <= low {
+            return low;
+        }
+        low + Nanos(self.below((high - low).as_nanos()))
     }
 
     /// Shuffles `items` uniformly (Fisher-Yates).
