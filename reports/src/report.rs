@@ -233,6 +233,7 @@ fn write_all_files(
     for r in membership {
         for s in &r.metrics.summary {
             palette.add(&s.judge);
+            palette.alias(&s.label, &s.judge);
         }
     }
     let mut stems: Vec<String> = Vec::new();

@@ -405,12 +405,7 @@ impl OrleansAgent {
                 version: self.view.version,
             });
         }
-        self.active_silos = self
-            .view
-            .rows
-            .iter()
-            .filter(|r| r.status == SiloStatus::Active)
-            .count();
+        self.active_silos = self.view.derived().active;
         self.update_monitoring(now);
     }
 
@@ -418,7 +413,9 @@ impl OrleansAgent {
     /// the same in main): a silo whose own row is Joining or Active probes
     /// every Joining, Active or ShuttingDown silo with fresh votes against
     /// it or a stale IAmAlive and, once Active, the successors on
-    /// `num_probed_silos` hash rings of those silos.
+    /// `num_probed_silos` hash rings of those silos. The view's candidates,
+    /// voted rows and IAmAlive order are computed once for every silo that
+    /// shares it ([`TableView::derived`]).
     pub(super) fn update_monitoring(&mut self, now: Nanos) {
         let own = self.view.row(self.me).map(|r| r.status);
         if !matches!(own, Some(SiloStatus::Joining | SiloStatus::Active)) {
@@ -427,36 +424,27 @@ impl OrleansAgent {
             }
             return;
         }
-        let candidates: Vec<SiloId> = self
-            .view
-            .rows
-            .iter()
-            .filter(|r| {
-                matches!(
-                    r.status,
-                    SiloStatus::Joining | SiloStatus::Active | SiloStatus::ShuttingDown
-                )
-            })
-            .map(|r| r.silo)
-            .collect();
+        let view = Arc::clone(&self.view);
+        let derived = view.derived();
         let mut wanted = if own == Some(SiloStatus::Active) {
-            self.rings.update(&candidates);
+            self.rings.update(&derived.candidates);
             self.rings.chosen().to_vec()
         } else {
             Vec::new()
         };
         let c = &self.config;
-        for r in &self.view.rows {
-            let watched = r.silo.node != self.me.node
-                && matches!(
-                    r.status,
-                    SiloStatus::Joining | SiloStatus::Active | SiloStatus::ShuttingDown
-                )
-                && (fresh_votes(r, now, c.death_vote_expiration)
-                    .next()
-                    .is_some()
-                    || is_stale(r, now, c.stale_after()));
-            if watched && !wanted.contains(&r.silo) {
+        let suspected = derived.voted.iter().map(|&i| &view.rows[i]).filter(|r| {
+            fresh_votes(r, now, c.death_vote_expiration)
+                .next()
+                .is_some()
+        });
+        let stale = derived
+            .by_alive
+            .iter()
+            .map(|&(_, i)| &view.rows[i])
+            .take_while(|r| is_stale(r, now, c.stale_after()));
+        for r in suspected.chain(stale) {
+            if r.silo.node != self.me.node && !wanted.contains(&r.silo) {
                 wanted.push(r.silo);
             }
         }

@@ -8,7 +8,7 @@
 //! (optimistic concurrency), and every successful insert or update bumps the
 //! table version; an IAmAlive write bumps neither.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::time::Nanos;
 
@@ -60,7 +60,9 @@ pub struct Vote {
 pub struct Row {
     pub silo: SiloId,
     pub status: SiloStatus,
-    /// At most `num_votes_for_death_declaration` votes.
+    /// The suspicion votes; `num_votes_for_death_declaration` of them
+    /// unless clocks are skewed (a vote older than every vote of a full row
+    /// is appended) or the row was written Dead (its killer appended).
     pub votes: Vec<Vote>,
     /// The last IAmAlive, by the writer's clock.
     pub i_am_alive: Nanos,
@@ -68,19 +70,81 @@ pub struct Row {
     pub etag: u64,
 }
 
-/// The table at one version: its rows ordered by silo.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The table at one version: its rows ordered by silo. A view is shared
+/// (one `Arc` for every silo that reads or is gossiped the same version)
+/// and never changed once built.
+#[derive(Clone, Debug, Default)]
 pub struct TableView {
     pub version: u64,
     pub rows: Vec<Row>,
+    /// What every reader of the view derives from it alike, computed once
+    /// for all of them at the first need.
+    derived: OnceLock<Derived>,
 }
 
+/// A view's reader-independent summaries ([`TableView::derived`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Derived {
+    /// The silos a ring may choose (`CanBeEvictedByPeers`: Joining, Active,
+    /// ShuttingDown), sorted.
+    pub candidates: Vec<SiloId>,
+    /// Active silos (`ActiveNodeCount`).
+    pub active: usize,
+    /// Rows of candidates that hold votes, by index.
+    pub voted: Vec<usize>,
+    /// `(IAmAlive, row index)` of the candidates, oldest IAmAlive first: the
+    /// stale ones at any instant are a prefix.
+    pub by_alive: Vec<(Nanos, usize)>,
+}
+
+impl PartialEq for TableView {
+    fn eq(&self, other: &TableView) -> bool {
+        self.version == other.version && self.rows == other.rows
+    }
+}
+
+impl Eq for TableView {}
+
 impl TableView {
+    /// The table at `version` with `rows` (sorted by silo).
+    pub fn new(version: u64, rows: Vec<Row>) -> TableView {
+        debug_assert!(rows.windows(2).all(|w| w[0].silo < w[1].silo));
+        TableView {
+            version,
+            rows,
+            derived: OnceLock::new(),
+        }
+    }
+
     pub fn row(&self, silo: SiloId) -> Option<&Row> {
         self.rows
             .binary_search_by_key(&silo, |r| r.silo)
             .ok()
             .map(|i| &self.rows[i])
+    }
+
+    /// The view's reader-independent summaries, computed on first use.
+    pub fn derived(&self) -> &Derived {
+        self.derived.get_or_init(|| {
+            let mut d = Derived::default();
+            for (i, r) in self.rows.iter().enumerate() {
+                if r.status == SiloStatus::Active {
+                    d.active += 1;
+                }
+                if matches!(
+                    r.status,
+                    SiloStatus::Joining | SiloStatus::Active | SiloStatus::ShuttingDown
+                ) {
+                    d.candidates.push(r.silo);
+                    if !r.votes.is_empty() {
+                        d.voted.push(i);
+                    }
+                    d.by_alive.push((r.i_am_alive, i));
+                }
+            }
+            d.by_alive.sort_unstable();
+            d
+        })
     }
 }
 

@@ -88,10 +88,10 @@ impl World {
     }
 
     fn view(&self) -> Arc<TableView> {
-        Arc::new(TableView {
-            version: self.version,
-            rows: self.rows.values().cloned().collect(),
-        })
+        Arc::new(TableView::new(
+            self.version,
+            self.rows.values().cloned().collect(),
+        ))
     }
 
     fn apply(&mut self, op: &TableOp) -> TableResult {
@@ -629,7 +629,7 @@ fn a_joining_silo_watches_only_suspected_silos() {
         time: s(195),
     }];
     rows[3].i_am_alive = s(10);
-    a.process_view(s(200), Arc::new(TableView { version: 4, rows }));
+    a.process_view(s(200), Arc::new(TableView::new(4, rows)));
     assert_eq!(a.monitored().collect::<Vec<_>>(), [silo(2), silo(3)]);
     assert_eq!(a.local_score(s(200), s(5)), 8);
 }

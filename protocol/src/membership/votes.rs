@@ -141,10 +141,7 @@ mod tests {
             i_am_alive: Nanos::from_secs(100),
             etag: 0,
         };
-        let mut view = TableView {
-            version: 1,
-            rows: (0..5).map(row).collect(),
-        };
+        let mut view = TableView::new(1, (0..5).map(row).collect());
         let now = Nanos::from_secs(120);
         let stale = Nanos::from_secs(90);
         assert_eq!(quorum(&view, now, 2, stale), 2);

@@ -58,6 +58,9 @@ pub const PALETTE: [RGBColor; 10] = [
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Palette {
     names: Vec<String>,
+    /// `(label, name)`: a label drawn in its name's colour (a judge shown
+    /// with its Orleans version, `classic (10.2)`, is `classic`'s colour).
+    aliases: Vec<(String, String)>,
 }
 
 impl Palette {
@@ -78,9 +81,22 @@ impl Palette {
         }
     }
 
-    /// The colour of `name`; a name never added gets the colour after the
-    /// last assigned one (charts then still draw).
+    /// Draws `label` in `name`'s colour.
+    pub fn alias(&mut self, label: &str, name: &str) {
+        if label != name && !self.aliases.iter().any(|(l, _)| l == label) {
+            self.aliases.push((label.to_string(), name.to_string()));
+        }
+    }
+
+    /// The colour of `name` (or of the name a label stands for); a name
+    /// never added gets the colour after the last assigned one (charts then
+    /// still draw).
     pub fn colour(&self, name: &str) -> RGBColor {
+        let name = self
+            .aliases
+            .iter()
+            .find(|(l, _)| l == name)
+            .map_or(name, |(_, n)| n.as_str());
         let index = self
             .names
             .iter()

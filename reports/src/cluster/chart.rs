@@ -53,6 +53,8 @@ pub fn never_declared(crashes: usize) -> String {
 }
 
 struct Point {
+    /// Beside the point: the judge's name (the legend gives its label,
+    /// with the Orleans version, which would crowd the points).
     judge: String,
     label: String,
     /// Median time to declaration, s.
@@ -188,7 +190,7 @@ where
             .draw_series(std::iter::once(
                 EmptyElement::at((x, p.rate))
                     + Circle::new((0, 0), POINT_RADIUS, colour.filled())
-                    + Text::new(p.label.clone(), (dx, -POINT_RADIUS), label),
+                    + Text::new(p.judge.clone(), (dx, -POINT_RADIUS), label),
             ))
             .map_err(chart_error)?;
     }

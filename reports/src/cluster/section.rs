@@ -87,7 +87,7 @@ pub const KEY: [(&str, &str); 11] = [
     ),
     (
         "self-terminations",
-        "silos that read themselves Dead and stopped; restarts: new generations; join give-ups: silos that could not join in time",
+        "silos that read themselves Dead and stopped (or stopped themselves on a row with enough votes but not Dead: Orleans' \"Found a bug!\"); restarts: new generations; join give-ups: silos that could not join in time",
     ),
     (
         "two active generations",

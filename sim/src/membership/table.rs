@@ -167,10 +167,7 @@ impl TableService {
         let version = self.version;
         let rows = &self.rows;
         Arc::clone(self.snapshot.get_or_insert_with(|| {
-            Arc::new(TableView {
-                version,
-                rows: rows.values().cloned().collect(),
-            })
+            Arc::new(TableView::new(version, rows.values().cloned().collect()))
         }))
     }
 
