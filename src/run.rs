@@ -418,7 +418,7 @@ fn replay_cluster(args: &ReplayArgs, scenario: &ValidScenario) -> Result<(), Str
     );
     say!(
         "timeline of the cluster under `{}`: {}",
-        outcome.judge,
+        outcome.label,
         args.out.join(TIMELINE_HTML).display()
     );
     say!("trace digest (SHA-256 of trace.csv): {digest}");

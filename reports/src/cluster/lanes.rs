@@ -185,7 +185,7 @@ impl ClusterTimeline {
         ClusterTimeline {
             scenario: outcome.scenario.clone(),
             seed: outcome.seed,
-            judge: outcome.judge.clone(),
+            judge: outcome.label.clone(),
             duration: end,
             faults,
             lanes,

@@ -196,7 +196,7 @@ all their marks, and their longest view lag.</p>",
         "<p>Judge <code>{}</code>, seed {}: {} declarations ({} false), {} suspicions, {} votes \
 ({} withheld), table: {} reads, {} writes, {} conflicts, {} unreachable; {} self-terminations, \
 {} restarts, {} join give-ups.</p>",
-        xml_escape(&o.judge),
+        xml_escape(&o.label),
         o.seed,
         o.declarations.len(),
         o.declarations.iter().filter(|d| d.false_positive).count(),
