@@ -106,6 +106,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../builtin/lifeguard-starved-4.toml"),
     ),
     (
+        "lifeguard-starved-8",
+        include_str!("../builtin/lifeguard-starved-8.toml"),
+    ),
+    (
         "lifeguard-starved-16",
         include_str!("../builtin/lifeguard-starved-16.toml"),
     ),

@@ -14,14 +14,16 @@ use fdlab_sim::valid::ValidScenario;
 /// Seeds averaged per scenario.
 const SEEDS: u64 = 2;
 
-/// Every built-in and CI scenario (the 200-silo built-in is left out for
-/// the test's time; its estimate is the 20-silo ones' formula).
+/// Every built-in, CI and Lifeguard-study scenario (the 200-silo built-in
+/// is left out for the test's time; its estimate is the 20-silo ones'
+/// formula).
 fn every_scenario() -> Vec<ValidScenario> {
     let mut all = builtin_suite().unwrap();
     all.retain(|s| s.name != "orleans-random-200");
-    let ci = Path::new(env!("CARGO_MANIFEST_DIR")).join("ci");
-    let mut files: Vec<_> = std::fs::read_dir(&ci)
-        .unwrap()
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = ["ci", "lifeguard"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(here.join(dir)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();

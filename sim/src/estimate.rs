@@ -252,10 +252,18 @@ const HASH_BYTES: u64 = 8;
 pub const EVENTS_PER_MEMBERSHIP_PROBE: f64 = 3.3;
 /// SWIM events per member per gossip interval: the gossip timer, and the
 /// packets it sends, which it does only when there are updates to
-/// piggyback. Measured on the built-ins: about 0.2 in a quiet cluster,
-/// about 2 with 16 of 100 members starved (their suspicions, deaths and
-/// refutations are all gossiped); 0.9 keeps both within a factor of 2.
-pub const EVENTS_PER_GOSSIP_TICK: f64 = 0.9;
+/// piggyback: about 0.2 in a quiet cluster (the Lifeguard study with one
+/// member starved, its starvation counted apart).
+pub const EVENTS_PER_GOSSIP_TICK: f64 = 0.2;
+/// SWIM events per second per starved member (a `degrade` fault), over the
+/// packets its slow replies, the suspicions of it and their refutations
+/// add at every member. Measured on the Lifeguard study (100 members,
+/// heavy-tailed processing): 20 to 165 per second as 1 to 16 members
+/// starve (more starved members starve each other's probes too); 55
+/// keeps 1 to 16 within a factor of 2.
+pub const EVENTS_PER_STARVED_MEMBER_SECOND: f64 = 55.0;
+/// Events of one cycle of a duty-cycle starvation: its stop and its resume.
+pub const EVENTS_PER_DUTY_CYCLE: f64 = 2.0;
 /// Membership events per periodic table operation (a refresh, an
 /// IAmAlive): its arrival at the table, the reply's at the silo, the timer.
 pub const EVENTS_PER_TABLE_OPERATION: f64 = 3.0;
@@ -317,6 +325,17 @@ fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup
                     + per(m.swim.gossip_interval) * EVENTS_PER_GOSSIP_TICK),
         },
     ];
+    let (starved, cycles) = starvation(scenario);
+    sources.push(Source {
+        key: "faults.degrade".into(),
+        what: format!(
+            "{:.0} member-seconds of starvation for each of {swims} SWIM runs, {cycles:.0} stop-resume cycles for each of {} runs",
+            starved,
+            judges + swims
+        ),
+        events: swims * starved * EVENTS_PER_STARVED_MEMBER_SECOND
+            + (judges + swims) * cycles * EVENTS_PER_DUTY_CYCLE,
+    });
     let mut placed = 0;
     if let Some(p) = &scenario.placement {
         let runs = scenario.judge_names().len() as u64;
@@ -344,6 +363,41 @@ fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup
         sources,
     }
 }
+
+/// The seconds members spend starved by slowed or drawn processing
+/// (`degrade` faults), and the stop-resume cycles of the duty-cycle ones. A fault drawn in a
+/// window counts from the window's middle.
+fn starvation(scenario: &Scenario) -> (f64, f64) {
+    let end = scenario.duration.as_nanos_f64();
+    let mut seconds = 0.0;
+    let mut cycles = 0.0;
+    for f in &scenario.faults {
+        if f.kind != Some(crate::scenario::FaultKind::Degrade) {
+            continue;
+        }
+        let start = match (f.at, f.window) {
+            (Some(at), _) => at.as_nanos_f64(),
+            (None, Some([a, b])) => (a.as_nanos_f64() + b.as_nanos_f64()) / 2.0,
+            (None, None) => 0.0,
+        };
+        let stop = f
+            .duration
+            .map_or(end, |d| (start + d.as_nanos_f64()).min(end));
+        let span = (stop - start).max(0.0);
+        match f.every {
+            // A duty cycle's stops cost their stop and resume; a member
+            // that is only stopped (80 ms of every 100 ms, the study's
+            // quota) is never suspected, so its starvation adds no SWIM
+            // traffic (measured, docs/lifeguard.md).
+            Some(every) => cycles += span / every.as_nanos_f64().max(1.0),
+            None => seconds += span / NANOS_PER_SECOND,
+        }
+    }
+    (seconds, cycles)
+}
+
+/// Nanoseconds in a second, for the member-seconds of starvation.
+const NANOS_PER_SECOND: f64 = 1e9;
 
 /// A probing detector's probe period: its learned timeout, which settles at
 /// the lower clamp on a quick network.

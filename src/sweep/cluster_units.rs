@@ -11,17 +11,17 @@ use fdlab_sim::membership::outcome::ClusterCounts;
 use super::units::{delays, num, parse_delays, small, Figures};
 
 /// Columns of a membership sweep's `units.csv` and journal.
-pub const CLUSTER_HEADER: &str = "point,judge,seed,declare_delays_ns,agree_delays_ns,declarations,false_declarations,destroyed_ns,suspicions,suspicions_undeclared,votes,votes_withheld,table_reads,table_writes,table_conflicts,table_unavailable,messages,bytes,self_terminations,join_give_ups,restarts,two_active_generations,node_ns,events,false_declarations_healthy";
+pub const CLUSTER_HEADER: &str = "point,judge,seed,declare_delays_ns,agree_delays_ns,declarations,false_declarations,destroyed_ns,suspicions,suspicions_undeclared,votes,votes_withheld,table_reads,table_writes,table_conflicts,table_unavailable,messages,bytes,self_terminations,join_give_ups,restarts,two_active_generations,node_ns,events,false_declarations_healthy,observer_false_healthy,observer_false_starved";
 
 impl Figures for ClusterRunTotals {
     const HEADER: &'static str = CLUSTER_HEADER;
     const KEY_FIELDS: usize = 2;
-    const FIELDS: usize = 25;
+    const FIELDS: usize = 27;
 
     fn write(&self, out: &mut String) {
         let c = &self.counts;
         out.push_str(&format!(
-            ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            ",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             delays(&self.declare),
             delays(&self.agree),
             self.declarations,
@@ -43,7 +43,9 @@ impl Figures for ClusterRunTotals {
             c.two_active_generations,
             self.node_time.as_nanos(),
             self.events,
-            self.false_declarations_healthy
+            self.false_declarations_healthy,
+            c.observer_false_healthy,
+            c.observer_false_starved
         ));
     }
 
@@ -75,6 +77,8 @@ impl Figures for ClusterRunTotals {
                 join_give_ups: count(16)?,
                 restarts: count(17)?,
                 two_active_generations: count(18)?,
+                observer_false_healthy: count(22)?,
+                observer_false_starved: count(23)?,
             },
             node_time: Nanos(count(19)?),
             events: count(20)?,
@@ -117,6 +121,8 @@ mod tests {
                     join_give_ups: 0,
                     restarts: 1,
                     two_active_generations: 0,
+                    observer_false_healthy: 12,
+                    observer_false_starved: 3,
                 },
                 node_time: Nanos(7_200_000_000_000),
                 events: 40_000,

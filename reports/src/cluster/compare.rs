@@ -70,6 +70,11 @@ pub struct JudgeComparison {
     pub false_healthy: PairedRatio,
     /// All false declarations (of live silos).
     pub false_declarations: PairedRatio,
+    /// False-positive events at healthy observers (the Lifeguard paper's
+    /// count: every member that moved a live member to Dead).
+    pub observer_healthy: PairedRatio,
+    /// Those at every observer, healthy or not.
+    pub observer_all: PairedRatio,
 }
 
 /// The runs of one judge: the seed and totals of each, in run order.
@@ -122,6 +127,14 @@ fn compare_two(
     // node-hour up.
     let (mut healthy, mut healthy_a, mut healthy_b) = (Vec::new(), Vec::new(), Vec::new());
     let (mut all, mut all_a, mut all_b) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut obs_h, mut obs_h_a, mut obs_h_b) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut obs, mut obs_a, mut obs_b) = (Vec::new(), Vec::new(), Vec::new());
+    let observed = |t: &ClusterRunTotals| {
+        (
+            t.counts.observer_false_healthy,
+            t.counts.observer_false_healthy + t.counts.observer_false_starved,
+        )
+    };
     for seed in seeds {
         let (Some(ta), Some(tb)) = (a.get(seed), b.get(seed)) else {
             continue;
@@ -143,6 +156,15 @@ fn compare_two(
         all.push((ta.false_declarations, tb.false_declarations));
         all_a.push(fa);
         all_b.push(fb);
+        let ((oha, oa), (ohb, ob)) = (observed(ta), observed(tb));
+        // Same node-time as above, so the rates exist.
+        let per_hour = |count: u64, t: &ClusterRunTotals| rate(count, t).unwrap_or_default();
+        obs_h.push((oha, ohb));
+        obs_h_a.push(per_hour(oha, ta));
+        obs_h_b.push(per_hour(ohb, tb));
+        obs.push((oa, ob));
+        obs_a.push(per_hour(oa, ta));
+        obs_b.push(per_hour(ob, tb));
     }
     JudgeComparison {
         judge_a: judge_a.to_string(),
@@ -150,6 +172,8 @@ fn compare_two(
         seeds: healthy.len(),
         false_healthy: PairedRatio::of(&healthy, &healthy_a, &healthy_b),
         false_declarations: PairedRatio::of(&all, &all_a, &all_b),
+        observer_healthy: PairedRatio::of(&obs_h, &obs_h_a, &obs_h_b),
+        observer_all: PairedRatio::of(&obs, &obs_a, &obs_b),
     }
 }
 

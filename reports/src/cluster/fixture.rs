@@ -423,6 +423,8 @@ pub(crate) fn synthetic(
             join_give_ups: 0,
             restarts: 1,
             two_active_generations: 0,
+            observer_false_healthy: 0,
+            observer_false_starved: 0,
         },
         node_time: Nanos(node_time),
         stopped: Vec::new(),

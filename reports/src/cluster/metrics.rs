@@ -63,6 +63,11 @@ pub struct JudgeSummary {
     pub restarts: u128,
     /// Must be zero: instants at which one node had two generations Active.
     pub two_active_generations: u128,
+    /// False-positive events as the Lifeguard paper counts them: each
+    /// member that moved a live member to Dead, by whether that observer
+    /// was healthy or itself paused or starved.
+    pub observer_false_healthy: u128,
+    pub observer_false_starved: u128,
     /// Node-time up (sum over nodes and runs of the time a silo process
     /// ran), nanoseconds: the exposure of the rates.
     pub node_time: u128,
@@ -86,6 +91,10 @@ impl JudgeSummary {
     /// False declarations of healthy silos per node-hour up.
     pub fn healthy_false_rate(&self) -> Option<f64> {
         rate_per_hour(self.false_declarations_healthy as u128, self.node_time)
+    }
+    /// `count` per node-hour up.
+    pub fn rate(&self, count: u128) -> Option<f64> {
+        rate_per_hour(count, self.node_time)
     }
     /// Mean node-time destroyed by one false declaration.
     pub fn mean_destroyed(&self) -> Option<Nanos> {

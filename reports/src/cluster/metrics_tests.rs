@@ -67,6 +67,8 @@ fn run(judge: &str, seed: u64) -> ClusterOutcome {
             join_give_ups: 0,
             restarts: 1,
             two_active_generations: 0,
+            observer_false_healthy: 6,
+            observer_false_starved: 2,
         },
         node_time: secs(3_600.0),
         stopped: Vec::new(),

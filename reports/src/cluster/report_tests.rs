@@ -306,9 +306,14 @@ fn comparisons_csv_holds_the_ratio_of_two_judges_with_its_interval() {
         text,
         "scenario,judge_a,judge_b,seeds,a_false_healthy,b_false_healthy,\
          ratio_false_healthy,ratio_false_healthy_ci_low,ratio_false_healthy_ci_high,\
-         a_false,b_false,ratio_false,ratio_false_ci_low,ratio_false_ci_high\n\
-         membership-compared,swim,lifeguard,3,18,5,3.600000,1.773792,8.851004,21,8,2.625000,1.331525,3.613223\n\
-         membership-mixed,classic,phi,2,0,0,,,,2,0,,,\n"
+         a_false,b_false,ratio_false,ratio_false_ci_low,ratio_false_ci_high,\
+         a_observer_false_healthy,b_observer_false_healthy,ratio_observer_false_healthy,\
+         ratio_observer_false_healthy_ci_low,ratio_observer_false_healthy_ci_high,\
+         a_observer_false,b_observer_false,ratio_observer_false,ratio_observer_false_ci_low,\
+         ratio_observer_false_ci_high\n\
+         membership-compared,swim,lifeguard,3,18,5,3.600000,1.773792,8.851004,21,8,2.625000,1.331525,3.613223,\
+         0,0,,,,0,0,,,\n\
+         membership-mixed,classic,phi,2,0,0,,,,2,0,,,,0,0,,,,0,0,,,\n"
     );
     // The verdict of the two judges says it in words.
     let html = std::fs::read_to_string(out.join(INDEX_HTML)).unwrap();

@@ -27,7 +27,7 @@ pub struct ClusterSection<'a> {
 }
 
 /// Column names of the table, with units.
-pub const COLUMNS: [&str; 17] = [
+pub const COLUMNS: [&str; 18] = [
     "judge",
     "declared / crashes",
     "to Dead p50",
@@ -39,6 +39,7 @@ pub const COLUMNS: [&str; 17] = [
     "false declarations",
     "per node-hour [95% CI]",
     "node-time destroyed (each)",
+    "false-positive events at healthy / starved observers",
     "suspicions (no declaration)",
     "votes (withheld)",
     "table reads / writes / conflicts / unreachable per run",
@@ -48,7 +49,7 @@ pub const COLUMNS: [&str; 17] = [
 ];
 
 /// What the columns mean, for the reports' key.
-pub const KEY: [(&str, &str); 11] = [
+pub const KEY: [(&str, &str); 12] = [
     (
         "judge",
         "what decides that a monitored silo failed: classic is Orleans' count of missed probes; any other is a detector plugged in per monitored peer. Each judge is its own cluster run on the same seeds and faults (seed-paired, not event-paired: the runs diverge once a silo is declared)",
@@ -64,6 +65,10 @@ pub const KEY: [(&str, &str); 11] = [
     (
         "false declarations",
         "Dead writes about a live silo (paused, slow, partitioned or clock-skewed); per node-hour of silo processes up",
+    ),
+    (
+        "false-positive events",
+        "as the Lifeguard paper counts them (Dadgar et al. 2018): each member that moved a live member to Dead, by its own timeout or by gossip (an Orleans silo: its view), split by whether that observer was healthy or itself paused or starved at the time",
     ),
     (
         "node-time destroyed",
@@ -152,6 +157,10 @@ fn row(s: &JudgeSummary) -> Vec<String> {
         s.false_declarations.to_string(),
         rate_with_ci(s.false_rate(), s.false_rate_ci),
         destroyed,
+        format!(
+            "{} / {}",
+            s.observer_false_healthy, s.observer_false_starved
+        ),
         format!("{} ({})", s.suspicions, s.suspicions_undeclared),
         format!("{} ({})", s.votes, s.votes_withheld),
         format!(
@@ -319,11 +328,12 @@ mod tests {
         assert_eq!(r[7], "0");
         assert_eq!(r[8], "2");
         assert_eq!(r[10], "64.600 s (32.300 s)");
-        assert_eq!(r[11], "18 (6)");
-        assert_eq!(r[12], "10 (2)");
-        assert_eq!(r[13], "800.0 / 247.0 / 2.0 / 60.0");
-        assert!(r[14].ends_with(" B)"), "{}", r[14]);
-        assert_eq!(r[15], "2 / 2 / 0");
-        assert_eq!(r[16], "0");
+        assert_eq!(r[11], "0 / 0");
+        assert_eq!(r[12], "18 (6)");
+        assert_eq!(r[13], "10 (2)");
+        assert_eq!(r[14], "800.0 / 247.0 / 2.0 / 60.0");
+        assert!(r[15].ends_with(" B)"), "{}", r[15]);
+        assert_eq!(r[16], "2 / 2 / 0");
+        assert_eq!(r[17], "0");
     }
 }

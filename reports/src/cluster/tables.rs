@@ -58,7 +58,7 @@ pub const DECLARATIONS_CSV: &str = "declarations.csv";
 pub const COMPARISONS_CSV: &str = "comparisons.csv";
 
 /// Columns of `membership.csv`.
-pub const MEMBERSHIP_HEADER: [&str; 49] = [
+pub const MEMBERSHIP_HEADER: [&str; 53] = [
     "scenario",
     "judge",
     "runs",
@@ -108,6 +108,10 @@ pub const MEMBERSHIP_HEADER: [&str; 49] = [
     "restarts",
     "two_active_generations",
     "events",
+    "observer_false_healthy",
+    "observer_false_healthy_per_node_hour",
+    "observer_false_starved",
+    "observer_false_starved_per_node_hour",
 ];
 
 /// Columns of `declarations.csv`.
@@ -125,7 +129,7 @@ pub const DECLARATIONS_HEADER: [&str; 10] = [
 ];
 
 /// Columns of `comparisons.csv`.
-pub const COMPARISONS_HEADER: [&str; 14] = [
+pub const COMPARISONS_HEADER: [&str; 24] = [
     "scenario",
     "judge_a",
     "judge_b",
@@ -140,6 +144,16 @@ pub const COMPARISONS_HEADER: [&str; 14] = [
     "ratio_false",
     "ratio_false_ci_low",
     "ratio_false_ci_high",
+    "a_observer_false_healthy",
+    "b_observer_false_healthy",
+    "ratio_observer_false_healthy",
+    "ratio_observer_false_healthy_ci_low",
+    "ratio_observer_false_healthy_ci_high",
+    "a_observer_false",
+    "b_observer_false",
+    "ratio_observer_false",
+    "ratio_observer_false_ci_low",
+    "ratio_observer_false_ci_high",
 ];
 
 /// Nanoseconds as seconds with 6 decimals, rounded to the nearest
@@ -255,6 +269,10 @@ pub fn membership_metric_fields(s: &JudgeSummary) -> Vec<String> {
         s.restarts.to_string(),
         s.two_active_generations.to_string(),
         s.events.to_string(),
+        s.observer_false_healthy.to_string(),
+        opt(s.rate(s.observer_false_healthy), 6),
+        s.observer_false_starved.to_string(),
+        opt(s.rate(s.observer_false_starved), 6),
     ]);
     row
 }
@@ -297,6 +315,8 @@ pub fn write_comparisons(out: &mut dyn Write, metrics: &[ClusterMetrics]) -> io:
             ];
             push_ratio(&mut row, &c.false_healthy);
             push_ratio(&mut row, &c.false_declarations);
+            push_ratio(&mut row, &c.observer_healthy);
+            push_ratio(&mut row, &c.observer_all);
             w.write_record(row)?;
         }
     }

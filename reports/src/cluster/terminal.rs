@@ -16,7 +16,9 @@ use crate::words::plural;
 /// agreeing views in seconds with 3 decimals (nearest-rank p50, p90, max);
 /// false declarations with their rate per node-hour up, how many were of a
 /// healthy silo (neither paused nor starved), and the node-time they
-/// destroyed, in seconds; suspicions and those that led to no
+/// destroyed, in seconds; the false-positive events at every observer (the
+/// Lifeguard paper's count), at healthy and at starved or paused
+/// observers; suspicions and those that led to no
 /// declaration; votes; table conflicts per run; messages per node per
 /// second; and the count of two active generations of one node, which must
 /// be 0. `-` where there is nothing to measure.
@@ -32,6 +34,7 @@ pub fn cluster_terminal_table(m: &ClusterMetrics) -> String {
         "per node-h",
         "of healthy",
         "destroyed (s)",
+        "fp events healthy/starved obs.",
         "suspicions",
         "no decl.",
         "votes",
@@ -73,6 +76,7 @@ fn row(s: &JudgeSummary) -> Vec<String> {
         dash(s.false_rate().map(short_rate)),
         s.false_declarations_healthy.to_string(),
         secs3(Nanos(u64::try_from(s.destroyed).unwrap_or(u64::MAX))),
+        format!("{}/{}", s.observer_false_healthy, s.observer_false_starved),
         s.suspicions.to_string(),
         s.suspicions_undeclared.to_string(),
         s.votes.to_string(),

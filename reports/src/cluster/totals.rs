@@ -115,6 +115,8 @@ pub fn summarize_totals(judge: &str, runs: &[ClusterRunTotals]) -> JudgeSummary 
         s.join_give_ups += u128::from(c.join_give_ups);
         s.restarts += u128::from(c.restarts);
         s.two_active_generations += u128::from(c.two_active_generations);
+        s.observer_false_healthy += u128::from(c.observer_false_healthy);
+        s.observer_false_starved += u128::from(c.observer_false_starved);
         let node_time = u128::from(t.node_time.0);
         s.node_time += node_time;
         if let Some(rate) = rate_per_hour(u128::from(t.false_declarations), node_time) {

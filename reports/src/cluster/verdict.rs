@@ -274,6 +274,7 @@ mod tests {
                 b_count: healthy.b_count + 1,
                 ..healthy
             },
+            ..JudgeComparison::default()
         }
     }
 

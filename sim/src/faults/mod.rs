@@ -381,7 +381,34 @@ impl Schedule {
                 }
             }
             FaultKind::Degrade => {
-                if let Some(n) = node {
+                if let (Some(n), Some(stopped), Some(every)) = (node, fault.stopped, fault.every) {
+                    // A duty cycle: degraded (for the ledger) throughout, and
+                    // stopped for `stopped` at the start of every `every`.
+                    self.actions.push((
+                        start,
+                        Action::DegradeStart {
+                            node: n,
+                            slowdown: Nanos::ZERO,
+                            processing: None,
+                        },
+                    ));
+                    // Each stop is a pause of the node, resolved with its
+                    // crashes and other pauses as any pause is (`finish`
+                    // keeps only the pause actions the outages resolve to).
+                    let mut at = start;
+                    while at < stop {
+                        let resume = (at + stopped).min(stop);
+                        let window = Window {
+                            start: at,
+                            end: resume,
+                        };
+                        let planned = false;
+                        self.node_fault(n, NodeFault::Pause { window, planned });
+                        at = at + every;
+                    }
+                    self.actions.push((stop, Action::DegradeEnd { node: n }));
+                    self.detect_target(record, expect, window, n);
+                } else if let Some(n) = node {
                     let (slowdown, processing) = match &fault.processing {
                         Some(dist) => {
                             self.processing.push(dist.clone());

@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use fdlab_protocol::membership::swim::{MemberId, Packet, SwimAgent, SwimConfig, SwimEvent};
+use fdlab_protocol::membership::swim::{
+    MemberId, Packet, Stream, SwimAgent, SwimConfig, SwimEvent,
+};
 use fdlab_protocol::membership::{
     AgentEvent, JudgeSpec, Message, OrleansAgent, OrleansConfig, SiloId, TableReply, TableRequest,
     TableView,
@@ -26,7 +28,10 @@ pub enum Contender {
 #[derive(Clone, Debug)]
 pub(crate) enum Wire {
     Orleans(Message),
+    /// A SWIM datagram (UDP).
     Swim(Packet),
+    /// A SWIM stream message (TCP): a fallback ping or its ack, a push/pull.
+    SwimStream(Stream),
 }
 
 impl Contender {
@@ -45,6 +50,7 @@ impl Wire {
         match self {
             Wire::Orleans(m) => m.bytes(),
             Wire::Swim(p) => p.bytes(),
+            Wire::SwimStream(m) => m.bytes(),
         }
     }
 
@@ -54,11 +60,18 @@ impl Wire {
         matches!(self, Wire::Orleans(_))
     }
 
-    /// Whether it travels on a connection, which a host whose process is
-    /// gone refuses (Orleans' TCP): the sender learns at once. A SWIM
-    /// packet is a UDP datagram: memberlist never reads the ICMP error
-    /// that a dead port returns, so it just vanishes.
+    /// Whether it travels on a TCP connection: the network retransmits
+    /// what it loses, and a host whose process is gone refuses it. A SWIM
+    /// packet is a UDP datagram: lost is lost, and memberlist never reads
+    /// the ICMP error that a dead port returns, so it just vanishes.
     pub(crate) fn on_connection(&self) -> bool {
+        matches!(self, Wire::Orleans(_) | Wire::SwimStream(_))
+    }
+
+    /// Whether its sender's agent is told of a refused connection: an
+    /// Orleans silo (its probes fail at once); a SWIM member's fallback
+    /// ping or push/pull just gets no answer, which the agent sees as such.
+    pub(crate) fn refusal_told(&self) -> bool {
         matches!(self, Wire::Orleans(_))
     }
 }
@@ -113,6 +126,7 @@ impl Agent {
         match (self, wire) {
             (Agent::Orleans(a), Wire::Orleans(m)) => a.handle_message(now, from, m),
             (Agent::Swim(a), Wire::Swim(p)) => a.handle_packet(now, MemberId(from.node), &p),
+            (Agent::Swim(a), Wire::SwimStream(m)) => a.handle_stream(now, MemberId(from.node), &m),
             _ => debug_assert!(false, "one kind of agent per run"),
         }
     }
@@ -157,13 +171,18 @@ impl Agent {
     pub(crate) fn poll_transmit(&mut self) -> Option<(SiloId, Wire)> {
         match self {
             Agent::Orleans(a) => a.poll_transmit().map(|t| (t.to, Wire::Orleans(t.message))),
-            Agent::Swim(a) => a.poll_transmit().map(|t| {
-                let to = SiloId {
-                    node: t.to.0,
+            Agent::Swim(a) => {
+                let to = |m: MemberId| SiloId {
+                    node: m.0,
                     generation: 0,
                 };
-                (to, Wire::Swim(t.packet))
-            }),
+                match a.poll_transmit() {
+                    Some(t) => Some((to(t.to), Wire::Swim(t.packet))),
+                    None => a
+                        .poll_stream()
+                        .map(|t| (to(t.to), Wire::SwimStream(t.message))),
+                }
+            }
         }
     }
 

@@ -45,6 +45,15 @@ pub(crate) enum Event {
     Inbox { node: u32, epoch: u64 },
     /// `schedule.actions[i]`.
     Fault(usize),
+    /// A busy node is done with `item`, which it began handling at
+    /// `started`: the agent takes it now and what it sends leaves now
+    /// (stale unless `epoch` is the node's inbox epoch).
+    Process {
+        node: u32,
+        epoch: u64,
+        started: Nanos,
+        item: Box<Item>,
+    },
 }
 
 /// An event and when it first became due (its handling may come later, on
@@ -114,6 +123,10 @@ impl Cluster {
         table: TableService,
         ledger: Ledger,
     ) -> Cluster {
+        let udp_buffer = match &contender {
+            Contender::Swim(config) => config.udp_receive_buffer,
+            Contender::Orleans(..) => u64::MAX,
+        };
         Cluster {
             contender,
             entropy,
@@ -122,7 +135,7 @@ impl Cluster {
             nodes: clocks
                 .into_iter()
                 .zip(processing_rngs)
-                .map(|(clock, rng)| Node::new(clock, rng))
+                .map(|(clock, rng)| Node::new(clock, rng, udp_buffer))
                 .collect(),
             network,
             table,
@@ -195,7 +208,10 @@ impl Cluster {
             Event::Deliver { to, from, ref wire } => {
                 let generation = wire.for_generation().then_some(to.generation);
                 if wire.on_connection() && !self.runs(to.node, generation) {
-                    return self.refuse(now, to, from);
+                    if wire.refusal_told() {
+                        self.refuse(now, to, from);
+                    }
+                    return;
                 }
                 self.at_node(now, to.node, generation, item)
             }
@@ -204,6 +220,12 @@ impl Cluster {
             }
             Event::Timer { node, .. } => self.at_node(now, node, None, item),
             Event::Inbox { node, epoch } => self.take_from_inbox(now, node, epoch),
+            Event::Process {
+                node,
+                epoch,
+                started,
+                item,
+            } => self.processed(now, node, epoch, started, *item),
         }
     }
 
@@ -286,6 +308,9 @@ impl Cluster {
         let Some(item) = n.inbox.pop_front() else {
             return;
         };
+        if let Some(bytes) = udp_bytes(&item) {
+            n.read_udp(bytes);
+        }
         let stale = matches!(item.event, Event::Timer { epoch, .. } if epoch != n.epoch);
         if !stale {
             self.handle(now, node, item);
@@ -306,6 +331,14 @@ impl Cluster {
             }
             n.timer = None;
         }
+        let waits = n.paused_at.is_some() || n.busy_until > now || !n.inbox.is_empty();
+        if waits {
+            if let Some(bytes) = udp_bytes(&item) {
+                if !n.admit_udp(bytes) {
+                    return;
+                }
+            }
+        }
         if n.paused_at.is_some() {
             if !matches!(item.event, Event::Timer { .. }) {
                 n.held.push(item);
@@ -314,25 +347,62 @@ impl Cluster {
         }
         // A starved node handles one event per `slowdown`, in arrival order:
         // what arrives while it is busy waits in its inbox.
-        if n.busy_until > now || !n.inbox.is_empty() {
+        if waits {
             self.hold_in_inbox(now, node, item);
             return;
         }
         self.handle(now, node, item);
     }
 
-    /// The node's silo handles `item` now.
+    /// The node's silo begins handling `item` now. Its processing time (a
+    /// starved node's) comes first: the agent takes the event, and its
+    /// replies leave, only when that time has passed.
     fn handle(&mut self, now: Nanos, node: u32, item: Item) {
         let n = &mut self.nodes[node as usize];
         let cost = n.cost();
-        if !cost.is_zero() {
-            n.busy_until = now + cost;
+        if cost.is_zero() {
+            return self.process(now, node, item, now);
         }
+        n.busy_until = now + cost;
+        let event = Event::Process {
+            node,
+            epoch: n.inbox_epoch,
+            started: now,
+            item: Box::new(item),
+        };
+        let slot = self.pending.put(Item {
+            event,
+            due: now + cost,
+        });
+        self.queue.push_last((now + cost).as_nanos(), slot);
+    }
+
+    /// A busy node finished processing `item`: unless its silo stopped
+    /// meanwhile; a pause meanwhile holds it to the resume.
+    fn processed(&mut self, now: Nanos, node: u32, epoch: u64, started: Nanos, item: Item) {
+        let n = &mut self.nodes[node as usize];
+        if epoch != n.inbox_epoch || n.agent.is_none() {
+            return;
+        }
+        if n.paused_at.is_some() {
+            // Back to the socket buffer: it is read again at the resume.
+            if udp_bytes(&item).is_none_or(|bytes| n.admit_udp(bytes)) {
+                n.held.push(item);
+            }
+            return;
+        }
+        self.process(now, node, item, started);
+    }
+
+    /// The agent takes `item` now; it began at `started` (its wait before
+    /// then is the stall the agent sees).
+    fn process(&mut self, now: Nanos, node: u32, item: Item, started: Nanos) {
+        let n = &mut self.nodes[node as usize];
         let local = n.clock.local(now);
         let Some(agent) = n.agent.as_mut() else {
             return;
         };
-        let stall = now - item.due;
+        let stall = started - item.due;
         if !stall.is_zero() {
             agent.handle_stall(local, stall);
         }
@@ -365,7 +435,15 @@ impl Cluster {
         events.extend(std::iter::from_fn(|| agent.poll_event()));
         for (to, wire) in sends.drain(..) {
             self.ledger.message(wire.bytes());
-            if let Some(at) = self.network.arrival(&self.schedule, node, to.node, now) {
+            // TCP (Orleans' messages, SWIM's streams) retransmits what the
+            // network loses; a UDP datagram is lost for good.
+            let arrival = if wire.on_connection() {
+                self.network
+                    .stream_arrival(&self.schedule, node, to.node, now)
+            } else {
+                self.network.arrival(&self.schedule, node, to.node, now)
+            };
+            if let Some(at) = arrival {
                 let event = Event::Deliver { to, from: me, wire };
                 self.push(at, event);
             }
@@ -509,6 +587,7 @@ impl Cluster {
             } => {
                 let n = &mut self.nodes[node as usize];
                 n.slowdown = slowdown;
+                n.degraded = true;
                 n.processing =
                     processing.map(|i| Sampler::new(&self.schedule.processing[i as usize]));
                 self.ledger.impaired(node, true);
@@ -516,6 +595,7 @@ impl Cluster {
             Action::DegradeEnd { node } => {
                 let n = &mut self.nodes[node as usize];
                 n.slowdown = Nanos::ZERO;
+                n.degraded = false;
                 n.processing = None;
                 let still = n.impaired();
                 self.ledger.impaired(node, still);
@@ -565,11 +645,25 @@ impl Cluster {
         agent.handle_timeout(local, entropy);
         self.ledger.node_change(now, silo, NodeChange::Resumed);
         for item in held {
+            if let Some(bytes) = udp_bytes(&item) {
+                self.nodes[node as usize].read_udp(bytes);
+            }
             self.push_last(now, item);
         }
         self.nodes[node as usize].timer = None;
         self.nodes[node as usize].epoch += 1;
         self.schedule_inbox(now, node);
         self.drain(now, node);
+    }
+}
+
+/// The bytes of a UDP datagram `item` delivers (none for anything else).
+fn udp_bytes(item: &Item) -> Option<u64> {
+    match &item.event {
+        Event::Deliver {
+            wire: wire @ Wire::Swim(_),
+            ..
+        } => Some(wire.bytes()),
+        _ => None,
     }
 }

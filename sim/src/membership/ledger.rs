@@ -45,6 +45,10 @@ pub(crate) struct Ledger {
     active: BTreeMap<SiloId, ()>,
     pub(crate) crashes: Vec<CrashOutcome>,
     pub(crate) declarations: Vec<Declaration>,
+    /// By declaration: its cost is settled (the target came back, as a new
+    /// generation or revived). Apart from `destroyed`, which may be 0 s: a
+    /// starved member can declare and revive at one instant.
+    settled: Vec<bool>,
     /// Declared silo -> its declaration.
     declared: BTreeMap<SiloId, usize>,
     pending: Vec<Pending>,
@@ -228,14 +232,14 @@ impl Ledger {
             }
             // A node back as a new generation ends the node-time its false
             // declaration destroyed.
-            for d in &mut self.declarations {
+            for (d, settled) in self.declarations.iter_mut().zip(&mut self.settled) {
                 if d.false_positive
                     && d.target.node == row.silo.node
                     && d.target.generation < row.silo.generation
-                    && d.destroyed.is_zero()
+                    && !*settled
                 {
                     d.destroyed = at - d.at;
-                    debug_assert!(!d.destroyed.is_zero() || at == d.at);
+                    *settled = true;
                 }
             }
         }
@@ -255,6 +259,7 @@ impl Ledger {
     fn declare(&mut self, at: Nanos, target: SiloId, by: SiloId) {
         let false_positive = self.is_running(target);
         let i = self.declarations.len();
+        self.settled.push(false);
         self.declarations.push(Declaration {
             at,
             target,
@@ -318,13 +323,21 @@ impl Ledger {
                 && view.rows[after - 1].status == SiloStatus::Dead;
             self.client_sees(at, silo.node, server, dead);
         }
+        let mut seen = Vec::new();
         for p in &mut self.pending {
             if view
                 .row(p.target)
                 .is_some_and(|r| r.status == SiloStatus::Dead)
             {
+                let before = p.waiting.len();
                 p.waiting.retain(|&s| s != silo);
+                if p.waiting.len() < before {
+                    seen.push(p.target);
+                }
             }
+        }
+        for target in seen {
+            self.observer_event(silo, target);
         }
         self.settle(at);
         self.record(|| {
@@ -365,6 +378,7 @@ impl Ledger {
                 self.client_sees(at, silo.node, target.0, true);
                 let target = self.member(target);
                 self.counts.votes += 1;
+                self.observer_event(silo, target);
                 if let std::collections::btree_map::Entry::Vacant(e) = self.dead_now.entry(target) {
                     e.insert(self.declarations.len());
                     self.declare(at, target, silo);
@@ -374,6 +388,7 @@ impl Ledger {
             SwimEvent::LearnedDead { target } => {
                 self.client_sees(at, silo.node, target.0, true);
                 let target = self.member(target);
+                self.observer_event(silo, target);
                 // A suspicion ends when the member learns the death.
                 if let Some(i) = self.open.remove(&(silo, target)) {
                     self.suspicions[i].end = Some(at);
@@ -385,13 +400,28 @@ impl Ledger {
                 let target = self.member(target);
                 if let Some(i) = self.dead_now.remove(&target) {
                     let d = &mut self.declarations[i];
-                    if d.false_positive && d.destroyed.is_zero() {
+                    if d.false_positive && !self.settled[i] {
                         d.destroyed = at - d.at;
+                        self.settled[i] = true;
                     }
                     self.pending.retain(|p| p.declaration != i);
                 }
             }
             SwimEvent::Refuted { .. } => {}
+        }
+    }
+
+    /// Observer `silo` moved `target` to Dead: a false-positive event if
+    /// `target` runs, by the observer's health (the Lifeguard paper's
+    /// count).
+    fn observer_event(&mut self, silo: SiloId, target: SiloId) {
+        if !self.is_running(target) {
+            return;
+        }
+        if self.impaired[silo.node as usize] {
+            self.counts.observer_false_starved += 1;
+        } else {
+            self.counts.observer_false_healthy += 1;
         }
     }
 
@@ -475,10 +505,109 @@ impl Ledger {
             }
         }
         self.stopped.sort_by_key(|&(node, w)| (w.start, node));
-        for d in &mut self.declarations {
-            if d.false_positive && d.destroyed.is_zero() {
+        for (d, settled) in self.declarations.iter_mut().zip(&self.settled) {
+            if d.false_positive && !settled {
                 d.destroyed = end - d.at;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn silo(node: u32) -> SiloId {
+        SiloId {
+            node,
+            generation: 0,
+        }
+    }
+
+    /// 100 SWIM members, all running.
+    fn cluster() -> Ledger {
+        let mut l = Ledger::new(100, false);
+        for n in 0..100 {
+            l.started(Nanos::ZERO, silo(n), false, true);
+        }
+        l
+    }
+
+    /// The Lifeguard paper's count (SPEC §8.3): a false Dead that spreads
+    /// to the 99 other members is 99 events, one held by one member alone
+    /// is 1, split by the observer's health; a crashed member's is none.
+    #[test]
+    fn false_positive_events_are_counted_at_every_observer() {
+        let mut l = cluster();
+        let at = Nanos::from_secs(10);
+        let target = MemberId(5);
+        l.swim_event(
+            at,
+            silo(1),
+            SwimEvent::Declared {
+                target,
+                incarnation: 0,
+            },
+        );
+        for n in (0..100).filter(|&n| n != 1 && n != 5) {
+            l.swim_event(at, silo(n), SwimEvent::LearnedDead { target });
+        }
+        assert_eq!(l.counts.observer_false_healthy, 99);
+        assert_eq!(l.counts.observer_false_starved, 0);
+        // One member's private declaration, by a starved observer.
+        l.impaired(8, true);
+        l.swim_event(
+            at,
+            silo(8),
+            SwimEvent::Declared {
+                target: MemberId(9),
+                incarnation: 0,
+            },
+        );
+        assert_eq!(l.counts.observer_false_starved, 1);
+        // A crashed member's death is no false positive.
+        l.stopped(at, silo(20), NodeChange::Crashed, None);
+        l.swim_event(
+            at,
+            silo(2),
+            SwimEvent::LearnedDead {
+                target: MemberId(20),
+            },
+        );
+        assert_eq!(
+            (
+                l.counts.observer_false_healthy,
+                l.counts.observer_false_starved
+            ),
+            (99, 1)
+        );
+    }
+
+    /// A starved member may handle its suspicion's timeout and the
+    /// refutation in one batch: the declaration cost 0 s, not the rest of
+    /// the run (0 s once stood for "not taken back yet").
+    #[test]
+    fn a_declaration_revived_at_once_costs_nothing() {
+        let mut l = cluster();
+        let at = Nanos::from_secs(10);
+        let target = MemberId(5);
+        let declared = SwimEvent::Declared {
+            target,
+            incarnation: 0,
+        };
+        l.swim_event(at, silo(1), declared);
+        let revived = SwimEvent::Revived {
+            target,
+            incarnation: 1,
+        };
+        l.swim_event(at, silo(1), revived);
+        // Another, never taken back, costs the rest of the run.
+        l.swim_event(at, silo(1), SwimEvent::Declared {
+            target: MemberId(6),
+            incarnation: 0,
+        });
+        l.finish(Nanos::from_secs(100));
+        let destroyed: Vec<Nanos> = l.declarations.iter().map(|d| d.destroyed).collect();
+        assert_eq!(destroyed, [Nanos::ZERO, Nanos::from_secs(90)]);
     }
 }

@@ -11,6 +11,13 @@ use rand_chacha::ChaCha8Rng;
 use crate::dist::Sampler;
 use crate::faults::Schedule;
 
+/// The first retransmission timeout of a lost TCP segment (Linux's
+/// `TCP_RTO_MIN`), doubling at each retry.
+const TCP_RTO: Nanos = Nanos::from_millis(200);
+/// A stream message still lost after this long is given up: memberlist's
+/// `TCPTimeout` (10 s, `config.go:282` at v0.2.2).
+const TCP_GIVE_UP: Nanos = Nanos::from_secs(10);
+
 /// The network of one membership run.
 #[derive(Debug)]
 pub(crate) struct Network {
@@ -65,5 +72,31 @@ impl Network {
             arrive = arrive.max(p.window.end + latency);
         }
         Some(arrive)
+    }
+
+    /// When a message on a TCP stream `from -> to` sent at `at` arrives:
+    /// each lost transmission is sent again after a retransmission timeout
+    /// (200 ms, doubling), until it gets through or [`TCP_GIVE_UP`] has
+    /// passed (then none). Deviation: no congestion window, one segment per
+    /// message, the handshake not simulated.
+    pub(crate) fn stream_arrival(
+        &mut self,
+        schedule: &Schedule,
+        from: u32,
+        to: u32,
+        at: Nanos,
+    ) -> Option<Nanos> {
+        let mut delay = Nanos::ZERO;
+        let mut rto = TCP_RTO;
+        loop {
+            if let Some(arrive) = self.arrival(schedule, from, to, at + delay) {
+                return Some(arrive);
+            }
+            delay = delay + rto;
+            rto = rto + rto;
+            if delay > TCP_GIVE_UP {
+                return None;
+            }
+        }
     }
 }

@@ -87,6 +87,13 @@ pub struct ClusterCounts {
     /// Instants at which one node had two generations Active in the table
     /// (must stay zero).
     pub two_active_generations: u64,
+    /// False-positive events counted as the Lifeguard paper counts them
+    /// (Dadgar et al. 2018, §V): each member that moved a live member to
+    /// Dead (by its own timeout or by gossip; an Orleans silo whose view
+    /// did), by whether that *observer* was healthy or itself paused or
+    /// starved at the time.
+    pub observer_false_healthy: u64,
+    pub observer_false_starved: u64,
 }
 
 /// Everything a membership run produced.

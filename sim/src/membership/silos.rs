@@ -2,7 +2,13 @@
 //! while it is down), its generation, its clock, and what slows it: a
 //! stop-the-world pause holds everything it would handle until the pause
 //! ends; CPU starvation (`degrade`) makes every event it handles cost
-//! `slowdown` more, so its inbox backs up.
+//! `slowdown` more (or a draw of `processing`), so its inbox backs up.
+//!
+//! What waits (held in a pause, or queued behind the node's work) sits in
+//! the process's UDP receive buffer, as the kernel keeps datagrams a
+//! process has not read yet: a SWIM datagram that does not fit is dropped
+//! (`udp_receive_buffer`; memberlist v0.2.2 asks the kernel for
+//! `udpRecvBufSize`, `net_transport.go:24` and `:357`). Stream messages and timers are not in it.
 
 use std::collections::VecDeque;
 
@@ -45,10 +51,17 @@ pub(crate) struct Node {
     /// The timer armed for the agent: true time and epoch.
     pub(crate) timer: Option<Nanos>,
     pub(crate) epoch: u64,
+    /// Under a `degrade` fault (also while a duty cycle runs it).
+    pub(crate) degraded: bool,
+    /// Bytes of datagrams waiting unread, and the buffer's size.
+    pub(crate) udp_queued: u64,
+    pub(crate) udp_buffer: u64,
 }
 
 impl Node {
-    pub(crate) fn new(clock: Clock, processing_rng: ChaCha8Rng) -> Node {
+    /// A node whose process reads datagrams from a buffer of `udp_buffer`
+    /// bytes (`u64::MAX`: unbounded, for what has no such buffer).
+    pub(crate) fn new(clock: Clock, processing_rng: ChaCha8Rng, udp_buffer: u64) -> Node {
         Node {
             clock,
             agent: None,
@@ -65,7 +78,26 @@ impl Node {
             inbox_epoch: 0,
             timer: None,
             epoch: 0,
+            degraded: false,
+            udp_queued: 0,
+            udp_buffer,
         }
+    }
+
+    /// A datagram of `bytes` waits to be read: whether the buffer takes it
+    /// (a full buffer drops it, as the kernel does).
+    pub(crate) fn admit_udp(&mut self, bytes: u64) -> bool {
+        if self.udp_queued + bytes > self.udp_buffer {
+            return false;
+        }
+        self.udp_queued += bytes;
+        true
+    }
+
+    /// A datagram of `bytes` left the receive buffer.
+    pub(crate) fn read_udp(&mut self, bytes: u64) {
+        debug_assert!(self.udp_queued >= bytes);
+        self.udp_queued -= bytes;
     }
 
     /// The time handling one event takes now (zero: not starved).
@@ -79,7 +111,7 @@ impl Node {
 
     /// Whether the node is starved or paused.
     pub(crate) fn impaired(&self) -> bool {
-        !self.slowdown.is_zero() || self.processing.is_some() || self.paused_at.is_some()
+        self.degraded || self.paused_at.is_some()
     }
 
     /// Takes the node down: the silo, what it held, its timer.
@@ -91,6 +123,7 @@ impl Node {
         self.inbox_epoch += 1;
         self.timer = None;
         self.epoch += 1;
+        self.udp_queued = 0;
         self.agent.take()
     }
 }

@@ -409,7 +409,14 @@ impl FaultKind {
                 "duration",
             ],
             FaultKind::Backpressure => &["node", "capacity", "duration"],
-            FaultKind::Degrade => &["node", "slowdown", "processing", "duration"],
+            FaultKind::Degrade => &[
+                "node",
+                "slowdown",
+                "processing",
+                "stopped",
+                "every",
+                "duration",
+            ],
             FaultKind::Clock => &["node", "offset", "drift"],
             FaultKind::TableOutage => &["duration"],
             FaultKind::SlowTable => &["extra_latency", "duration"],
@@ -426,7 +433,7 @@ impl FaultKind {
             FaultKind::SlowLink => "adds extra_latency (required) to the links from <-> to (every link without them)",
             FaultKind::Loss => "drops messages with probability (required); burst and gap: Gilbert-Elliott bursts of those mean lengths",
             FaultKind::Backpressure => "the stage serves at the factor capacity of its speed (default 0.1)",
-            FaultKind::Degrade => "CPU starvation: every event the node handles costs slowdown more (default 10ms); membership scenarios: or a draw of processing (a distribution, e.g. a heavy tail)",
+            FaultKind::Degrade => "CPU starvation: every event the node handles costs slowdown more (default 10ms); membership scenarios: or a draw of processing (a distribution, e.g. a heavy tail), or the node stopped `stopped` of every `every` (a duty cycle: SIGSTOP/SIGCONT, a CPU quota)",
             FaultKind::Clock => "steps the node's clock by offset (\"+5s\") and/or sets its drift (1e-4 = 100 ppm fast)",
             FaultKind::TableOutage => "membership scenarios: the membership table cannot be reached (every operation fails)",
             FaultKind::SlowTable => "membership scenarios: every table operation takes extra_latency (required) more, each way",
@@ -554,6 +561,11 @@ pub struct Fault {
     /// degrade, membership scenarios: each event's processing time drawn
     /// from this distribution instead (as under a stress tool: heavy-tailed).
     pub processing: Option<Dist>,
+    /// degrade, membership scenarios: instead, the node is stopped for
+    /// `stopped` at the start of every `every` (a duty cycle, as SIGSTOP
+    /// and SIGCONT or a CPU quota starve a process).
+    pub stopped: Option<Nanos>,
+    pub every: Option<Nanos>,
     /// clock: an offset step, and/or a new drift rate (1e-4 = 100 ppm fast).
     pub offset: Option<SignedNanos>,
     pub drift: Option<f64>,

@@ -10,6 +10,10 @@ use super::{Dist, Expect, Fault, FaultKind, MonitorCount, PartitionShape, Scenar
 use std::collections::BTreeSet;
 use std::fmt;
 
+/// Most stops a duty-cycle fault may make: each is a pause and a resume
+/// of the simulated process.
+pub const MAX_DUTY_CYCLES: u64 = 1_000_000;
+
 /// A scenario value that is out of range or inconsistent, with the path of the
 /// key (`faults[2].node`, `topology.nodes`) so that file readers can point at
 /// its line.
@@ -310,6 +314,25 @@ impl Scenario {
                 "a processing-time distribution is for membership scenarios; use `slowdown` (a fixed time per event)",
             )?;
             check(
+                fault.stopped.is_none() || self.is_membership(),
+                || format!("faults[{i}].stopped"),
+                "a duty cycle (stopped of every) is for membership scenarios; use `slowdown` (a fixed time per event) or a `pause`",
+            )?;
+            if let (Some(every), Some(_)) = (fault.every, fault.stopped) {
+                let start = fault.at.or(fault.window.map(|w| w[0])).unwrap_or_default();
+                let span = fault
+                    .duration
+                    .unwrap_or(self.duration.saturating_sub(start));
+                let cycles = span.as_nanos() / every.as_nanos().max(1);
+                check(
+                    cycles <= MAX_DUTY_CYCLES,
+                    || format!("faults[{i}].every"),
+                    &format!(
+                        "{cycles} stops in the fault's {span} are too many (at most {MAX_DUTY_CYCLES}): a longer `every`, or a shorter `duration`"
+                    ),
+                )?;
+            }
+            check(
                 !(fault.kind().is_table() && fault.expect == Some(Expect::Detect)),
                 || format!("faults[{i}].expect"),
                 "a table fault makes no silo fail, so there is nothing to detect; leave `expect` out or write \"tolerate\"",
@@ -425,7 +448,7 @@ impl Fault {
         use FaultKind as K;
         // Which optional keys each kind takes.
         let allowed = kind.keys();
-        let present: [(&str, bool); 17] = [
+        let present: [(&str, bool); 19] = [
             ("node", self.node.is_some()),
             ("nodes", self.nodes.is_some()),
             ("shape", self.shape.is_some()),
@@ -441,6 +464,8 @@ impl Fault {
             ("capacity", self.capacity.is_some()),
             ("slowdown", self.slowdown.is_some()),
             ("processing", self.processing.is_some()),
+            ("stopped", self.stopped.is_some()),
+            ("every", self.every.is_some()),
             ("offset", self.offset.is_some()),
             ("drift", self.drift.is_some()),
         ];
@@ -554,6 +579,31 @@ impl Fault {
                 "give `slowdown` (a fixed time per event) or `processing` (a distribution), not both",
             )?;
             processing.validate(&path("processing"))?;
+        }
+        match (self.stopped, self.every) {
+            (None, None) => {}
+            (Some(stopped), Some(every)) => {
+                check(
+                    self.slowdown.is_none() && self.processing.is_none(),
+                    || path("stopped"),
+                    "a duty cycle (stopped of every) is a degrade of its own: not with `slowdown` or `processing`",
+                )?;
+                check(
+                    !stopped.is_zero() && stopped < every,
+                    || path("stopped"),
+                    &format!("must be positive and shorter than `every` ({every})"),
+                )?;
+            }
+            (Some(_), None) => check(
+                false,
+                || path("every"),
+                "a duty cycle needs `every` (the period of its stops) as well as `stopped`",
+            )?,
+            (None, Some(_)) => check(
+                false,
+                || path("stopped"),
+                "a duty cycle needs `stopped` (how long each stop lasts) as well as `every`",
+            )?,
         }
         if kind == K::Clock {
             check(

@@ -1,19 +1,25 @@
 //! The SWIM / Lifeguard membership agent of one member, as a sans-IO state
 //! machine.
 //!
-//! Source: hashicorp/memberlist `state.go` (`schedule`, `probe`,
-//! `probeNode`, `gossip`, `refute`, `aliveNode`, `suspectNode`,
-//! `deadNode`), `net.go` (`handlePing`, `handleIndirectPing`, `sendMsg`),
+//! Source: hashicorp/memberlist v0.2.2 (the version Debian packages)
+//! `state.go` (`schedule`, `probe`, `probeNode`, `gossip`, `pushPull`,
+//! `refute`, `aliveNode`, `suspectNode`, `deadNode`, `mergeState`),
+//! `net.go` (`handlePing`, `handleIndirectPing`, `handleConn`, `sendMsg`),
 //! with `DefaultLANConfig`; Lifeguard (Dadgar, Phillips, Currey 2018);
 //! SPEC §8.2. The probe loop is in [`super::probe`], the handling of
-//! Alive / Suspect / Dead in [`super::updates`].
+//! Alive / Suspect / Dead in [`super::updates`], the push/pull state
+//! exchange in [`super::push_pull`].
 //!
 //! Driving contract (quinn-proto style, as the other agents): the host
-//! calls [`SwimAgent::handle_packet`] for every packet delivered and
+//! calls [`SwimAgent::handle_packet`] for every UDP packet delivered,
+//! [`SwimAgent::handle_stream`] for every TCP message, and
 //! [`SwimAgent::handle_timeout`] at [`SwimAgent::poll_timeout`], each with
-//! the member's local clock, then drains [`SwimAgent::poll_transmit`] and
-//! [`SwimAgent::poll_event`]. Local time may step backwards; the agent's
-//! timers run on the latest time it was given.
+//! the member's local clock, then drains [`SwimAgent::poll_transmit`]
+//! (UDP), [`SwimAgent::poll_stream`] (TCP) and [`SwimAgent::poll_event`].
+//! A TCP message to a member whose process is gone is refused by its host;
+//! the agent needs no word of it (a refused fallback ping or push/pull just
+//! gets no answer, as memberlist logs and moves on). Local time may step
+//! backwards; the agent's timers run on the latest time it was given.
 //!
 //! Randomness: the agent draws none of its own. The host hands 64 bits of
 //! entropy to [`SwimAgent::new`] and to every
@@ -23,20 +29,10 @@
 //! Deviations from memberlist, each for a reason:
 //! - Joining: the agent starts knowing the whole member list, every
 //!   member Alive at incarnation 0, as a memberlist `Join` with every seed
-//!   would end up; there is no join, push/pull or leave, and the list
-//!   never grows (reaped members are kept, see [`super::members`]).
-//! - Lifeguard's scaling: the probe interval *and* the direct probe's wait
-//!   (`probe_timeout`) are multiplied by health score + 1, as the Lifeguard
-//!   paper and SPEC §8.2 define LHA-Probe. memberlist scales the interval
-//!   and the whole probe's ack wait but keeps the direct wait at
-//!   `probe_timeout`, and its ticker starts a probe every base interval
-//!   when probes succeed.
-//! - Probe rounds: the next round starts `probe_interval x (score + 1)`
-//!   after the start of the last one, on the host's clock, where memberlist
-//!   uses a fixed ticker (which drops ticks missed while a probe blocks).
-//! - No TCP fallback ping (`DisableTcpPings`), no compression, no
-//!   encryption, no user messages: the simulated network has one
-//!   transport.
+//!   would end up; there is no join (the initial push/pull) and no leave.
+//!   A member forgotten after its death (see [`super::members`]) keeps its
+//!   place in the host's list, as unknown.
+//! - No compression, no encryption, no user messages or delegates.
 //! - A packet's updates are handled in order, then any suspicion whose
 //!   timer the confirmations brought to the past fires at once (memberlist
 //!   fires it from `Confirm`).
@@ -53,9 +49,11 @@ use super::config::SwimConfig;
 use super::gossip::{retransmit_limit, BroadcastQueue};
 use super::members::{MemberId, MemberState, Members};
 use super::messages::{
-    Message, Packet, SwimEvent, Transmit, COMPOUND_ENTRY_BYTES, COMPOUND_HEADER_BYTES,
+    Message, Packet, Stream, StreamTransmit, SwimEvent, Transmit, COMPOUND_ENTRY_BYTES,
+    COMPOUND_HEADER_BYTES,
 };
 use super::probe::{Probe, Relay};
+use super::push_pull::push_pull_scale;
 use crate::membership::entropy::Entropy;
 
 /// One member's SWIM agent (see the module documentation).
@@ -73,12 +71,17 @@ pub struct SwimAgent {
     pub(super) seq: u32,
     /// This member's probe in flight (one at a time).
     pub(super) probe: Option<Probe>,
-    /// The start of the next probe round.
+    /// The first tick of the probe ticker: every tick is on its grid.
+    pub(super) tick0: Nanos,
+    /// When the next probe starts, while none is in flight.
     pub(super) next_probe: Nanos,
     pub(super) next_gossip: Nanos,
+    /// The next push/pull, if push/pull is on.
+    pub(super) next_push_pull: Option<Nanos>,
     /// Indirect probes this member carries out for others.
     pub(super) relays: Vec<Relay>,
     pub(super) transmits: VecDeque<Transmit>,
+    pub(super) streams: VecDeque<StreamTransmit>,
     pub(super) events: VecDeque<SwimEvent>,
     /// Reused for the members of random choices.
     pub(super) scratch: Vec<usize>,
@@ -102,6 +105,13 @@ impl SwimAgent {
         let members = Members::new(me, members, now, &mut rng);
         let next_probe = now + Nanos(rng.below(config.probe_interval.as_nanos()));
         let next_gossip = now + Nanos(rng.below(config.gossip_interval.as_nanos()));
+        // `pushPullTrigger` (state.go:186-209): a random stagger within the
+        // interval, then a whole scaled interval before the first exchange.
+        let push_pull = config.push_pull_interval;
+        let next_push_pull = (!push_pull.is_zero()).then(|| {
+            let stagger = Nanos(rng.below(push_pull.as_nanos()));
+            now + stagger + push_pull_scale(push_pull, members.num_nodes())
+        });
         SwimAgent {
             awareness: Awareness::new(config.awareness_max_multiplier),
             config,
@@ -112,10 +122,13 @@ impl SwimAgent {
             rng,
             seq: 0,
             probe: None,
+            tick0: next_probe,
             next_probe,
             next_gossip,
+            next_push_pull,
             relays: Vec::new(),
             transmits: VecDeque::new(),
+            streams: VecDeque::new(),
             events: VecDeque::new(),
             scratch: Vec::new(),
         }
@@ -198,6 +211,29 @@ impl SwimAgent {
         self.expire_suspicions(now);
     }
 
+    /// A TCP message from `from` arrived: a fallback ping or its ack, or
+    /// a push/pull.
+    pub fn handle_stream(&mut self, now: Nanos, from: MemberId, message: &Stream) {
+        let now = self.advance(now);
+        self.expire_suspicions(now);
+        match message {
+            Stream::Ping { seq, target } => {
+                if *target == self.me {
+                    self.send_stream(from, Stream::Ack { seq: *seq });
+                }
+            }
+            Stream::Ack { seq } => {
+                if let Some(p) = &mut self.probe {
+                    if p.seq == *seq && now < p.end {
+                        p.tcp_contact = true;
+                    }
+                }
+            }
+            Stream::PushPull { state, reply } => self.handle_push_pull(now, from, state, *reply),
+        }
+        self.expire_suspicions(now);
+    }
+
     /// A timer from [`SwimAgent::poll_timeout`] expired (early or late
     /// calls are harmless), with fresh `entropy` from the host.
     pub fn handle_timeout(&mut self, now: Nanos, entropy: u64) {
@@ -213,6 +249,9 @@ impl SwimAgent {
             self.next_gossip = next_on_grid(self.next_gossip, now, self.config.gossip_interval);
             self.gossip(now);
         }
+        if self.next_push_pull.is_some_and(|t| t <= now) {
+            self.push_pull(now);
+        }
         // A failed probe's suspicion may have confirmed one already
         // running, bringing its deadline to the past.
         self.expire_suspicions(now);
@@ -222,16 +261,19 @@ impl SwimAgent {
 
     /// The next local instant at which something is due.
     pub fn poll_timeout(&self) -> Option<Nanos> {
-        let mut next = self.next_probe;
+        let mut next = match &self.probe {
+            Some(p) => p.due(),
+            None => self.next_probe,
+        };
+        if let Some(t) = self.next_push_pull {
+            next = next.min(t);
+        }
         // A gossip tick with nothing queued does nothing, so none is asked
         // for: the ticker's next tick counts only once there is something
         // to say (it keeps its grid all the same).
         if self.queue.len() > 0 {
             let gossip = next_on_grid(self.next_gossip, self.now, self.config.gossip_interval);
             next = next.min(gossip);
-        }
-        if let Some(p) = &self.probe {
-            next = next.min(p.due());
         }
         for r in &self.relays {
             next = next.min(r.deadline);
@@ -242,9 +284,14 @@ impl SwimAgent {
         Some(next)
     }
 
-    /// The next packet to send.
+    /// The next UDP packet to send.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
         self.transmits.pop_front()
+    }
+
+    /// The next TCP message to send.
+    pub fn poll_stream(&mut self) -> Option<StreamTransmit> {
+        self.streams.pop_front()
     }
 
     /// The next thing that happened.
@@ -314,6 +361,11 @@ impl SwimAgent {
             to,
             packet: Packet { messages },
         });
+    }
+
+    /// Sends `message` over TCP.
+    pub(super) fn send_stream(&mut self, to: MemberId, message: Stream) {
+        self.streams.push_back(StreamTransmit { to, message });
     }
 
     /// Sends exactly `messages` (the buddy system's ping + suspect).

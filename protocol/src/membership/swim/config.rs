@@ -1,7 +1,8 @@
 //! Keys of the SWIM agent, with hashicorp/memberlist's LAN defaults.
 //!
 //! Source: hashicorp/memberlist `config.go`, `DefaultLANConfig` (the key
-//! names are memberlist's, in snake case) and SPEC §8.2. Three switches
+//! names are memberlist's, in snake case; lines 273-297 at v0.2.2, the
+//! version Debian packages) and SPEC §8.2. Three switches
 //! turn Lifeguard's mechanisms on and off one by one (Dadgar, Phillips,
 //! Currey, "Lifeguard: Local Health Awareness for More Accurate Failure
 //! Detection", DSN workshops 2018):
@@ -35,6 +36,10 @@ pub const LONGEST_INTERVAL: Nanos = Nanos(1 << 45);
 pub const MIN_UDP_BUFFER_BYTES: u32 = 256;
 /// Largest `udp_buffer_size` in bytes (a UDP datagram's payload).
 pub const MAX_UDP_BUFFER_BYTES: u32 = 65_507;
+/// memberlist's `udpRecvBufSize` (`net_transport.go:24` at v0.2.2).
+pub const UDP_RECEIVE_BUFFER_BYTES: u64 = 2 * 1024 * 1024;
+/// Largest `udp_receive_buffer`: 1 GiB.
+pub const MAX_UDP_RECEIVE_BUFFER_BYTES: u64 = 1 << 30;
 
 /// Which protocol a preset configures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -61,10 +66,12 @@ impl Variant {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SwimConfig {
-    /// Period of the probe rounds (one member per round), scaled by the
-    /// local health multiplier.
+    /// Period of the probe ticker (one member per tick). A probe waits for
+    /// an ack, direct or relayed, until this times the local health score
+    /// + 1 after it began; ticks that fall meanwhile are skipped, but for
+    /// one that starts the next probe as soon as it ends (Go's ticker).
     pub probe_interval: Nanos,
-    /// Wait for a direct ack before asking others to probe (scaled too);
+    /// Wait for a direct ack before asking others to probe (never scaled);
     /// also how long an indirect prober waits before its nack.
     pub probe_timeout: Nanos,
     /// Members asked to probe indirectly after a direct probe failed.
@@ -86,6 +93,16 @@ pub struct SwimConfig {
     pub awareness_max_multiplier: u32,
     /// Bytes of a packet's payload: updates are piggybacked up to it.
     pub udp_buffer_size: u32,
+    /// Period of the full state exchange with one random live member over
+    /// TCP (push/pull), scaled up past 32 members; 0 turns it off.
+    pub push_pull_interval: Nanos,
+    /// No TCP ping beside the indirect probes (memberlist's
+    /// `DisableTcpPings`).
+    pub disable_tcp_pings: bool,
+    /// Bytes of a member's UDP receive buffer: what arrives while the
+    /// buffer holds this much unread is dropped (memberlist asks the
+    /// kernel for `udpRecvBufSize`, 2 MiB, `net_transport.go`).
+    pub udp_receive_buffer: u64,
     /// Lifeguard's LHA-Probe: the local health multiplier, fed by nacks.
     pub local_health_multiplier: bool,
     /// Lifeguard's LHA-Suspicion: timeouts shortened by confirmations.
@@ -109,6 +126,9 @@ impl Default for SwimConfig {
             retransmit_mult: 4,
             awareness_max_multiplier: 8,
             udp_buffer_size: 1_400,
+            push_pull_interval: Nanos::from_secs(30),
+            disable_tcp_pings: false,
+            udp_receive_buffer: UDP_RECEIVE_BUFFER_BYTES,
             local_health_multiplier: true,
             dogpile: true,
             buddy_system: true,
@@ -165,6 +185,22 @@ impl SwimConfig {
         )?;
         ensure_bounded(self.gossip_to_the_dead_time, "gossip_to_the_dead_time")?;
         ensure(
+            self.push_pull_interval <= LONGEST_INTERVAL,
+            "push_pull_interval",
+            &format!(
+                "{} is too long (at most {LONGEST_INTERVAL}; 0 turns push/pull off)",
+                self.push_pull_interval
+            ),
+        )?;
+        ensure(
+            (u64::from(MIN_UDP_BUFFER_BYTES)..=MAX_UDP_RECEIVE_BUFFER_BYTES)
+                .contains(&self.udp_receive_buffer),
+            "udp_receive_buffer",
+            &format!(
+                "must be between {MIN_UDP_BUFFER_BYTES} and {MAX_UDP_RECEIVE_BUFFER_BYTES} bytes"
+            ),
+        )?;
+        ensure(
             self.indirect_checks <= MAX_FANOUT,
             "indirect_checks",
             &format!("must be at most {MAX_FANOUT}"),
@@ -215,6 +251,9 @@ mod tests {
         assert_eq!(c.gossip_nodes, 3);
         assert_eq!(c.retransmit_mult, 4);
         assert_eq!(c.awareness_max_multiplier, 8);
+        assert_eq!(c.push_pull_interval, Nanos::from_secs(30));
+        assert!(!c.disable_tcp_pings);
+        assert_eq!(c.udp_receive_buffer, 2 * 1024 * 1024);
         assert_eq!(c.variant(), Some(Variant::Lifeguard));
     }
 

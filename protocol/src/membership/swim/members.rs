@@ -10,11 +10,12 @@
 //! retransmissions, is the length of that order (this member included,
 //! dead members until reaped), as memberlist's `estNumNodes`.
 //!
-//! Deviation: memberlist forgets a reaped member entirely (a later Alive
-//! re-adds it as a new node); fdlab keeps its last incarnation, ignores
-//! Suspect and Dead about it, and takes it back, at a random place in the
-//! probe order as memberlist does, only on an Alive with a higher
-//! incarnation. The list itself never grows: it is the one the host gave.
+//! A reaped member is forgotten, as memberlist deletes it from its node
+//! map (`resetNodes`, state.go:541-562 at v0.2.2): it leaves the probe
+//! order and N, Suspect and Dead about it are ignored, and an Alive with
+//! an incarnation above 0 takes it back at a random place in the probe
+//! order (`aliveNode`'s new node). The list itself never grows: it is the
+//! one the host gave, a forgotten member keeping its slot.
 
 use crate::time::Nanos;
 

@@ -14,7 +14,9 @@
 //! and six protocol versions. Compression (memberlist's default) is not
 //! modelled: these updates are too small and varied to gain much.
 
-use super::members::MemberId;
+use std::sync::Arc;
+
+use super::members::{MemberId, MemberState};
 
 /// `ping`: type 1 + map header 1 + SeqNo (6 + 5) + Node (5 + 17) +
 /// SourceAddr (11 + 6) + SourcePort (11 + 3) + SourceNode (11 + 17).
@@ -40,6 +42,16 @@ pub const COMPOUND_HEADER_BYTES: u64 = 2;
 pub const COMPOUND_ENTRY_BYTES: u64 = 2;
 /// IPv4 (20) and UDP (8) headers around every packet.
 pub const UDP_IP_HEADER_BYTES: u64 = 28;
+/// IPv4 (20) and TCP (20) headers around a stream message (one segment;
+/// the connection's handshake and teardown are not counted).
+pub const TCP_IP_HEADER_BYTES: u64 = 40;
+/// `pushNodeState` (memberlist `net.go`): 1 + Name (5 + 17) + Addr (5 + 5) +
+/// Port (5 + 3) + Meta (5 + 1) + Incarnation (12 + 5) + State (6 + 1) +
+/// Vsn (4 + 7).
+pub const PUSH_NODE_STATE_BYTES: u64 = 82;
+/// The push/pull message type and its `pushPullHeader` (Nodes,
+/// UserStateLen, Join).
+pub const PUSH_PULL_HEADER_BYTES: u64 = 34;
 
 /// One message. `seq` numbers belong to the member that chose them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -153,6 +165,66 @@ impl Packet {
 pub struct Transmit {
     pub to: MemberId,
     pub packet: Packet,
+}
+
+/// One member's entry in a push/pull state exchange (memberlist's
+/// `pushNodeState`, without the address and versions fdlab has no use for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PushNodeState {
+    pub member: MemberId,
+    pub incarnation: u32,
+    pub state: MemberState,
+}
+
+/// A message on a TCP stream: the fallback ping of a probe and its ack
+/// (`sendPingAndWaitForAck`), or a push/pull state exchange
+/// (`sendAndReceiveState`, `handleConn`). A host that finds no process of
+/// `to` refuses the connection and tells the sender
+/// ([`super::SwimAgent::handle_unreachable`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Ping {
+        seq: u32,
+        target: MemberId,
+    },
+    Ack {
+        seq: u32,
+    },
+    /// The sender's whole member list; `reply` when it answers one.
+    PushPull {
+        state: Arc<Vec<PushNodeState>>,
+        reply: bool,
+    },
+}
+
+impl Stream {
+    /// Bytes on the wire, headers included.
+    pub fn bytes(&self) -> u64 {
+        TCP_IP_HEADER_BYTES
+            + match self {
+                Stream::Ping { .. } => PING_BYTES,
+                Stream::Ack { .. } => ACK_BYTES,
+                Stream::PushPull { state, .. } => {
+                    PUSH_PULL_HEADER_BYTES + PUSH_NODE_STATE_BYTES * state.len() as u64
+                }
+            }
+    }
+
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Stream::Ping { .. } => "tcp-ping",
+            Stream::Ack { .. } => "tcp-ack",
+            Stream::PushPull { reply: false, .. } => "push-pull",
+            Stream::PushPull { reply: true, .. } => "push-pull-reply",
+        }
+    }
+}
+
+/// A stream message the host must deliver to `to`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamTransmit {
+    pub to: MemberId,
+    pub message: Stream,
 }
 
 /// Something the agent did that its host (and the reports) care about.

@@ -21,6 +21,7 @@
 //! | the suspicion timer (LHA-Suspicion) | [`suspicion`] |
 //! | the local health multiplier (LHA-Probe) | [`awareness`] |
 //! | the broadcast queue and piggybacking | `gossip` |
+//! | push/pull: the full state exchange over TCP | `push_pull` |
 //! | messages, packets and their bytes, events | [`messages`] |
 //! | the host's entropy, SplitMix64 | `super::entropy` (shared with Orleans) |
 
@@ -31,6 +32,7 @@ pub(crate) mod gossip;
 pub mod members;
 pub mod messages;
 pub(crate) mod probe;
+pub(crate) mod push_pull;
 pub mod suspicion;
 pub(crate) mod updates;
 
@@ -45,4 +47,4 @@ pub use agent::SwimAgent;
 pub use config::{SwimConfig, Variant};
 pub use gossip::retransmit_limit;
 pub use members::{MemberId, MemberState};
-pub use messages::{Message, Packet, SwimEvent, Transmit};
+pub use messages::{Message, Packet, PushNodeState, Stream, StreamTransmit, SwimEvent, Transmit};

@@ -22,6 +22,10 @@
 //! - A suspicion timer that runs out declares the member Dead at the
 //!   incarnation it was suspected at, as a Dead from this member.
 //!
+//! A member forgotten after its death (reaped, [`super::members`]) is
+//! unknown: Suspect and Dead about it are ignored, and an Alive with any
+//! incarnation above 0 adds it back, as a new node is in memberlist.
+//!
 //! Deviation: memberlist marks a member that announced its own death
 //! (graceful leave) Left; fdlab has no leave, so every Dead is a death.
 
@@ -46,7 +50,11 @@ impl SwimAgent {
             return;
         }
         let m = self.members.get(i);
-        if incarnation <= m.incarnation {
+        // A forgotten member is a new node to memberlist, which stores it
+        // Dead at incarnation 0 before this check (`aliveNode`, state.go
+        // 972-1052 at v0.2.2).
+        let known = if m.reaped { 0 } else { m.incarnation };
+        if incarnation <= known {
             return;
         }
         let old = m.state;
