@@ -326,3 +326,99 @@ fn a_bad_version_or_a_key_of_the_other_version_is_one_error_line() {
         "membership.csv",
     );
 }
+
+const SWIM_CLUSTER: &str = r#"
+description = "a small SWIM cluster with a starved member"
+duration = "2m"
+seeds = 2
+
+[topology]
+kind = "mesh"
+nodes = 8
+
+[membership]
+judges = ["swim", "lifeguard"]
+
+[membership.swim]
+push_pull_interval = "30s"
+udp_receive_buffer = 4096
+
+[[faults]]
+kind = "degrade"
+node = "n2"
+at = "30s"
+stopped = "80ms"
+every = "100ms"
+"#;
+
+/// memberlist's keys fdlab added for issue 31, and the duty-cycle fault:
+/// each bad value is one error line naming the file, the line and the key.
+#[test]
+fn bad_push_pull_receive_buffer_or_duty_cycle_is_one_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    common::assert_mutations_fail_and_base_runs(
+        dir.path(),
+        SWIM_CLUSTER,
+        &[
+            (
+                "push_pull_interval = \"30s\"",
+                "push_pull_interval = \"99999h\"",
+                &[
+                    "bad.toml:14",
+                    "membership.swim.push_pull_interval",
+                    "too long",
+                ],
+            ),
+            (
+                "push_pull_interval = \"30s\"",
+                "push_pull_interval = 30",
+                &["bad.toml:14", "membership.swim.push_pull_interval"],
+            ),
+            (
+                "udp_receive_buffer = 4096",
+                "udp_receive_buffer = 12",
+                &[
+                    "bad.toml:15",
+                    "membership.swim.udp_receive_buffer",
+                    "between 256 and",
+                ],
+            ),
+            (
+                "udp_receive_buffer = 4096",
+                "udp_receive_buffer = -1",
+                &["bad.toml:15", "membership.swim.udp_receive_buffer"],
+            ),
+            (
+                "stopped = \"80ms\"",
+                "stopped = \"100ms\"",
+                &["bad.toml:21", "faults[0].stopped", "shorter than `every`"],
+            ),
+            (
+                "stopped = \"80ms\"",
+                "stopped = \"0s\"",
+                &["bad.toml:21", "faults[0].stopped", "positive"],
+            ),
+            (
+                "every = \"100ms\"",
+                "",
+                &["faults[0].every", "needs `every`"],
+            ),
+            (
+                "stopped = \"80ms\"",
+                "stopped = \"80ms\"\nslowdown = \"5ms\"",
+                &["faults[0].stopped", "not with `slowdown`"],
+            ),
+            (
+                "every = \"100ms\"",
+                "every = \"soon\"",
+                &["bad.toml:22", "every"],
+            ),
+            (
+                "stopped = \"80ms\"\nevery = \"100ms\"",
+                "stopped = \"80ns\"\nevery = \"100ns\"",
+                &["bad.toml:22", "faults[0].every", "too many"],
+            ),
+        ],
+        "membership.csv",
+    );
+}

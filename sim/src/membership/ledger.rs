@@ -602,10 +602,14 @@ mod tests {
         };
         l.swim_event(at, silo(1), revived);
         // Another, never taken back, costs the rest of the run.
-        l.swim_event(at, silo(1), SwimEvent::Declared {
-            target: MemberId(6),
-            incarnation: 0,
-        });
+        l.swim_event(
+            at,
+            silo(1),
+            SwimEvent::Declared {
+                target: MemberId(6),
+                incarnation: 0,
+            },
+        );
         l.finish(Nanos::from_secs(100));
         let destroyed: Vec<Nanos> = l.declarations.iter().map(|d| d.destroyed).collect();
         assert_eq!(destroyed, [Nanos::ZERO, Nanos::from_secs(90)]);

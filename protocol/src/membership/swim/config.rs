@@ -67,9 +67,10 @@ impl Variant {
 #[serde(deny_unknown_fields, default)]
 pub struct SwimConfig {
     /// Period of the probe ticker (one member per tick). A probe waits for
-    /// an ack, direct or relayed, until this times the local health score
-    /// + 1 after it began; ticks that fall meanwhile are skipped, but for
-    /// one that starts the next probe as soon as it ends (Go's ticker).
+    /// an ack, direct or relayed, until this times (the local health
+    /// score plus one) after it began; ticks that fall meanwhile are
+    /// skipped, but for one that starts the next probe as soon as it ends
+    /// (Go's ticker).
     pub probe_interval: Nanos,
     /// Wait for a direct ack before asking others to probe (never scaled);
     /// also how long an indirect prober waits before its nack.
@@ -172,7 +173,7 @@ impl SwimConfig {
             ensure(
                 value <= LONGEST_INTERVAL,
                 key,
-                &format!("{value} is too long (at most {LONGEST_INTERVAL})"),
+                &format!("{value} is too long (at most {LONGEST_INTERVAL}, about 9.8 hours)"),
             )?;
         }
         ensure(
@@ -188,7 +189,7 @@ impl SwimConfig {
             self.push_pull_interval <= LONGEST_INTERVAL,
             "push_pull_interval",
             &format!(
-                "{} is too long (at most {LONGEST_INTERVAL}; 0 turns push/pull off)",
+                "{} is too long (at most {LONGEST_INTERVAL}, about 9.8 hours; 0 turns push/pull off)",
                 self.push_pull_interval
             ),
         )?;
