@@ -40,7 +40,9 @@ pub struct Declaration {
     /// member is one where this is false.
     pub impaired: bool,
     /// Node-time a false declaration destroyed: from the declaration until
-    /// the node is Active again as a new generation, or the end of the run.
+    /// the node is Active again as a new generation (Orleans) or a member
+    /// takes it back (SWIM), or the end of the run; 0 s when that happened
+    /// at the instant of the declaration.
     pub destroyed: Nanos,
     /// When every live Active silo's view showed it Dead.
     pub agreed: Option<Nanos>,

@@ -17,8 +17,11 @@
 //! order (`aliveNode`'s new node). The list itself never grows: it is the
 //! one the host gave, a forgotten member keeping its slot.
 
+use std::sync::Arc;
+
 use crate::time::Nanos;
 
+use super::messages::{PushNodeState, PushState};
 use super::suspicion::Suspicion;
 use crate::membership::entropy::Entropy;
 
@@ -71,6 +74,10 @@ pub(crate) struct Members {
     /// The running suspicions, by member index, in the order they
     /// started: one exactly for each member whose state is Suspect.
     suspects: Vec<(usize, Suspicion)>,
+    /// The list as a push/pull sends it, built at the first exchange after
+    /// the list last changed: most exchanges find it unchanged, and
+    /// building it walks the whole list.
+    push_state: Option<Arc<PushState>>,
 }
 
 impl Members {
@@ -100,6 +107,7 @@ impl Members {
             order,
             probe_index: 0,
             suspects: Vec::new(),
+            push_state: None,
         }
     }
 
@@ -116,7 +124,31 @@ impl Members {
     }
 
     pub(crate) fn get_mut(&mut self, i: usize) -> &mut Member {
+        self.push_state = None;
         &mut self.list[i]
+    }
+
+    /// The list as a push/pull sends it: every member not forgotten, this
+    /// one included (see [`PushState`] for the entries it leaves out).
+    pub(crate) fn push_state(&mut self) -> Arc<PushState> {
+        let list = &self.list;
+        self.push_state
+            .get_or_insert_with(|| {
+                let mut members = 0;
+                let mut changed = Vec::new();
+                for m in list.iter().filter(|m| !m.reaped) {
+                    members += 1;
+                    if m.state != MemberState::Alive || m.incarnation != 0 {
+                        changed.push(PushNodeState {
+                            member: m.id,
+                            incarnation: m.incarnation,
+                            state: m.state,
+                        });
+                    }
+                }
+                Arc::new(PushState { members, changed })
+            })
+            .clone()
     }
 
     pub(crate) fn all(&self) -> &[Member] {
@@ -190,6 +222,7 @@ impl Members {
 
     /// The end of a pass: reaps the long dead, reshuffles the rest.
     fn reset(&mut self, now: Nanos, dead_time: Nanos, rng: &mut Entropy) {
+        self.push_state = None;
         let list = &mut self.list;
         self.order.retain(|&i| {
             let m = &mut list[i as usize];
@@ -206,6 +239,7 @@ impl Members {
             return;
         }
         self.list[i].reaped = false;
+        self.push_state = None;
         let n = self.order.len();
         let offset = rng.below(n as u64) as usize;
         self.order.push(i as u32);

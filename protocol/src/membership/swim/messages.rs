@@ -176,11 +176,25 @@ pub struct PushNodeState {
     pub state: MemberState,
 }
 
+/// A member's state as a push/pull sends it: `members` entries, one per
+/// member it has not forgotten, itself included. `changed` lists those
+/// entries that are not Alive at incarnation 0, in member order; the rest
+/// are on the wire (`Stream::bytes` counts them) but not here, because
+/// merging one changes nothing: `aliveNode` ignores an incarnation not
+/// above the one it knows, it knows a forgotten member at 0, and an Alive
+/// about the merging member itself at 0 cannot be above its own. (At
+/// 10,000 members every exchange would otherwise walk 10,000 entries on
+/// each side for nothing; see docs/perf.md.)
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PushState {
+    pub members: u32,
+    pub changed: Vec<PushNodeState>,
+}
+
 /// A message on a TCP stream: the fallback ping of a probe and its ack
 /// (`sendPingAndWaitForAck`), or a push/pull state exchange
-/// (`sendAndReceiveState`, `handleConn`). A host that finds no process of
-/// `to` refuses the connection and tells the sender
-/// ([`super::SwimAgent::handle_unreachable`]).
+/// (`sendAndReceiveState`, `handleConn`). A message to a member whose
+/// process is gone is refused by its host and never answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stream {
     Ping {
@@ -192,7 +206,7 @@ pub enum Stream {
     },
     /// The sender's whole member list; `reply` when it answers one.
     PushPull {
-        state: Arc<Vec<PushNodeState>>,
+        state: Arc<PushState>,
         reply: bool,
     },
 }
@@ -205,7 +219,7 @@ impl Stream {
                 Stream::Ping { .. } => PING_BYTES,
                 Stream::Ack { .. } => ACK_BYTES,
                 Stream::PushPull { state, .. } => {
-                    PUSH_PULL_HEADER_BYTES + PUSH_NODE_STATE_BYTES * state.len() as u64
+                    PUSH_PULL_HEADER_BYTES + PUSH_NODE_STATE_BYTES * u64::from(state.members)
                 }
             }
     }

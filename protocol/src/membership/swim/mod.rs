@@ -47,4 +47,6 @@ pub use agent::SwimAgent;
 pub use config::{SwimConfig, Variant};
 pub use gossip::retransmit_limit;
 pub use members::{MemberId, MemberState};
-pub use messages::{Message, Packet, PushNodeState, Stream, StreamTransmit, SwimEvent, Transmit};
+pub use messages::{
+    Message, Packet, PushNodeState, PushState, Stream, StreamTransmit, SwimEvent, Transmit,
+};

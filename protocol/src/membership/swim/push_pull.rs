@@ -22,7 +22,7 @@ use crate::time::Nanos;
 
 use super::agent::SwimAgent;
 use super::members::{MemberId, MemberState};
-use super::messages::{PushNodeState, Stream};
+use super::messages::{PushNodeState, PushState, Stream};
 
 /// `pushPullScaleThreshold` (`util.go:25`).
 const PUSH_PULL_SCALE_THRESHOLD: usize = 32;
@@ -38,21 +38,9 @@ pub fn push_pull_scale(interval: Nanos, n: usize) -> Nanos {
 }
 
 impl SwimAgent {
-    /// This member's list as a push/pull sends it: every member it has not
-    /// forgotten, itself included.
-    pub(super) fn local_state(&self) -> Arc<Vec<PushNodeState>> {
-        Arc::new(
-            self.members
-                .all()
-                .iter()
-                .filter(|m| !m.reaped)
-                .map(|m| PushNodeState {
-                    member: m.id,
-                    incarnation: m.incarnation,
-                    state: m.state,
-                })
-                .collect(),
-        )
+    /// This member's list as a push/pull sends it (see [`PushState`]).
+    pub(super) fn local_state(&mut self) -> Arc<PushState> {
+        self.members.push_state()
     }
 
     /// The push/pull tick: an exchange with one random Alive member, and
@@ -89,17 +77,17 @@ impl SwimAgent {
         &mut self,
         now: Nanos,
         from: MemberId,
-        remote: &[PushNodeState],
+        remote: &PushState,
         reply: bool,
     ) {
         if !reply {
             let state = self.local_state();
             self.send_stream(from, Stream::PushPull { state, reply: true });
         }
-        self.merge_state(now, remote);
+        self.merge_state(now, &remote.changed);
     }
 
-    /// `mergeState`.
+    /// `mergeState`, over the entries that can change anything.
     fn merge_state(&mut self, now: Nanos, remote: &[PushNodeState]) {
         let me = self.me;
         for r in remote {

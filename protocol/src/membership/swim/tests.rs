@@ -393,7 +393,10 @@ fn push_pull_undoes_a_private_stale_death() {
     );
     let mut d = agent(Variant::Lifeguard, 2, 4);
     let mut stale = (*b.local_state()).clone();
-    stale.iter_mut().find(|e| e.member == id(3)).unwrap().state = MemberState::Dead;
+    // Every member is there, only n3 (at incarnation 1) in what can change.
+    assert_eq!(stale.members, 4);
+    assert_eq!(stale.changed.len(), 1);
+    stale.changed[0].state = MemberState::Dead;
     d.handle_stream(
         ms(4),
         id(1),
