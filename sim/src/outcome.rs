@@ -31,6 +31,16 @@ impl Window {
         }
         out
     }
+
+    /// How long this window and `other` share (0 s if they do not meet).
+    pub fn overlap(self, other: Window) -> Nanos {
+        let (start, end) = (self.start.max(other.start), self.end.min(other.end));
+        if start < end {
+            end - start
+        } else {
+            Nanos::ZERO
+        }
+    }
 }
 
 /// A period during which a monitor must declare its target Failed.

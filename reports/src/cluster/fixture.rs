@@ -397,6 +397,7 @@ pub(crate) fn synthetic(
                 false_positive: false,
                 impaired: false,
                 destroyed: Nanos::ZERO,
+                unresponsive: Nanos::ZERO,
                 agreed: crash_agreed,
             },
             Declaration {
@@ -406,6 +407,7 @@ pub(crate) fn synthetic(
                 false_positive: true,
                 impaired: true,
                 destroyed: rejoined - secs(140.0),
+                unresponsive: Nanos::ZERO,
                 agreed: false_agreed,
             },
         ],

@@ -27,6 +27,7 @@ fn declaration(at: f64, node: u32, false_positive: bool, destroyed: f64) -> Decl
         false_positive,
         impaired: false,
         destroyed: secs(destroyed),
+        unresponsive: Nanos::ZERO,
         agreed: None,
     }
 }

@@ -70,6 +70,7 @@ pub(crate) fn compared() -> MembershipReport {
                         false_positive: true,
                         impaired: false,
                         destroyed: Nanos::ZERO,
+                        unresponsive: Nanos::ZERO,
                         agreed: None,
                     });
                 }

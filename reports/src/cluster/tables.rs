@@ -17,8 +17,11 @@
 //!   `target` and `by` silos as `n3#1` (node 3, generation 1), `false`
 //!   is `true` for a declaration of a live silo, `impaired` `true` when
 //!   the silo's node was paused or starved then (a false declaration that
-//!   is not is one of a healthy member), and `destroyed_s` the node-time
-//!   it destroyed.
+//!   is not is one of a healthy member), `destroyed_s` the node-time
+//!   it destroyed, and `unresponsive_s` how much of that time the silo
+//!   could not answer anyone (paused or stopped, or busy with one event
+//!   for at least a second): a declaration in force longer than that is
+//!   one the protocol did not take back.
 //! - `comparisons.csv` ([`COMPARISONS_HEADER`]): one row per scenario ×
 //!   ordered pair of judges (`judge_a` before `judge_b` in judge order),
 //!   seed-paired ([`super::compare`]): `seeds` is the number of seeds both
@@ -115,7 +118,7 @@ pub const MEMBERSHIP_HEADER: [&str; 53] = [
 ];
 
 /// Columns of `declarations.csv`.
-pub const DECLARATIONS_HEADER: [&str; 10] = [
+pub const DECLARATIONS_HEADER: [&str; 11] = [
     "scenario",
     "judge",
     "seed",
@@ -125,6 +128,7 @@ pub const DECLARATIONS_HEADER: [&str; 10] = [
     "false",
     "impaired",
     "destroyed_s",
+    "unresponsive_s",
     "agreed_s",
 ];
 
@@ -294,6 +298,7 @@ pub fn write_declarations(out: &mut dyn Write, metrics: &[ClusterMetrics]) -> io
                 d.false_positive.to_string(),
                 d.impaired.to_string(),
                 secs6(u128::from(d.destroyed.0)),
+                secs6(u128::from(d.unresponsive.0)),
                 opt_secs6(d.agreed),
             ])?;
         }
@@ -409,7 +414,8 @@ mod tests {
             rows[1][4..9],
             ["n12#0", "n14#0", "true", "true", "32.300000"]
         );
-        assert!(rows[1][9].starts_with("160.0"), "{:?}", rows[1]);
+        assert_eq!(rows[1][9], "0.000000", "unresponsive_s");
+        assert!(rows[1][10].starts_with("160.0"), "{:?}", rows[1]);
         assert_eq!(rows[2][2], "2");
         assert_eq!(rows[4][1], "phi");
         // Nothing else left in the directory (no temporary files).

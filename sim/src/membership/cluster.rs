@@ -10,6 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::clock::Clock;
 use crate::dist::Sampler;
 use crate::faults::{Action, Schedule};
+use crate::outcome::Window;
 use crate::queue::EventQueue;
 use crate::scenario::FaultKind;
 
@@ -364,6 +365,12 @@ impl Cluster {
             return self.process(now, node, item, now);
         }
         n.busy_until = now + cost;
+        let busy = Window {
+            start: now,
+            end: now + cost,
+        };
+        self.ledger.busy(node, busy);
+        let n = &self.nodes[node as usize];
         let event = Event::Process {
             node,
             epoch: n.inbox_epoch,

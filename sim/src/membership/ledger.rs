@@ -21,6 +21,11 @@ use super::outcome::{
 use super::table::Applied;
 use crate::outcome::Window;
 
+/// The shortest single event that makes a member unresponsive in the
+/// books: a starved member busy this long with one event answers nobody
+/// (SWIM's probe round is 1 s).
+pub const UNRESPONSIVE_EVENT: Nanos = Nanos::from_secs(1);
+
 /// A declaration whose views have not all agreed yet: the live Active
 /// silos that still see the target otherwise.
 #[derive(Debug)]
@@ -62,6 +67,11 @@ pub(crate) struct Ledger {
     pub(crate) log: Option<Vec<ClusterLogRecord>>,
     /// By node: since when its process has been down, after its first start.
     down_since: Vec<Option<Nanos>>,
+    /// By node: since when it has been paused, and the windows in which it
+    /// could not answer (paused, or busy with one event for at least
+    /// [`UNRESPONSIVE_EVENT`]), in time order.
+    paused_since: Vec<Option<Nanos>>,
+    unresponsive: Vec<Vec<Window>>,
     pub(crate) stopped: Vec<(u32, Window)>,
     /// A placement scenario's servers (nodes below it), whose status in
     /// the clients' views is recorded.
@@ -79,6 +89,8 @@ impl Ledger {
             impaired: vec![false; nodes],
             log: log.then(Vec::new),
             down_since: vec![None; nodes],
+            paused_since: vec![None; nodes],
+            unresponsive: vec![Vec::new(); nodes],
             ..Ledger::default()
         }
     }
@@ -162,6 +174,8 @@ impl Ledger {
             self.node_time = self.node_time + (at - since);
             self.down_since[silo.node as usize] = Some(at);
         }
+        // A crash ends a pause.
+        self.end_pause(silo.node, at);
         let was_active = self.active.remove(&silo).is_some();
         match change {
             NodeChange::Terminated | NodeChange::KilledItself => self.counts.self_terminations += 1,
@@ -208,7 +222,26 @@ impl Ledger {
     }
 
     pub(crate) fn node_change(&mut self, at: Nanos, silo: SiloId, change: NodeChange) {
+        match change {
+            NodeChange::Paused => self.paused_since[silo.node as usize] = Some(at),
+            NodeChange::Resumed => self.end_pause(silo.node, at),
+            _ => {}
+        }
         self.record(|| ClusterLogRecord::Node { at, silo, change });
+    }
+
+    fn end_pause(&mut self, node: u32, at: Nanos) {
+        if let Some(start) = self.paused_since[node as usize].take() {
+            self.unresponsive[node as usize].push(Window { start, end: at });
+        }
+    }
+
+    /// Node `node` is busy with one event for `window`: recorded as time it
+    /// could not answer when that is at least [`UNRESPONSIVE_EVENT`].
+    pub(crate) fn busy(&mut self, node: u32, window: Window) {
+        if window.end - window.start >= UNRESPONSIVE_EVENT {
+            self.unresponsive[node as usize].push(window);
+        }
     }
 
     pub(crate) fn is_running(&self, silo: SiloId) -> bool {
@@ -267,6 +300,7 @@ impl Ledger {
             false_positive,
             impaired: self.impaired[target.node as usize],
             destroyed: Nanos::ZERO,
+            unresponsive: Nanos::ZERO,
             agreed: None,
         });
         self.declared.insert(target, i);
@@ -505,9 +539,26 @@ impl Ledger {
             }
         }
         self.stopped.sort_by_key(|&(node, w)| (w.start, node));
+        for node in 0..self.paused_since.len() {
+            self.end_pause(node as u32, end);
+        }
+        // A pause may fall in a long event: count the time once.
+        for windows in &mut self.unresponsive {
+            *windows = Window::union(std::mem::take(windows));
+        }
         for (d, settled) in self.declarations.iter_mut().zip(&self.settled) {
             if d.false_positive && !settled {
                 d.destroyed = end - d.at;
+            }
+            if d.false_positive {
+                let in_force = Window {
+                    start: d.at,
+                    end: d.at + d.destroyed,
+                };
+                d.unresponsive = self.unresponsive[d.target.node as usize]
+                    .iter()
+                    .map(|w| w.overlap(in_force))
+                    .fold(Nanos::ZERO, |a, b| a + b);
             }
         }
     }
@@ -613,5 +664,50 @@ mod tests {
         l.finish(Nanos::from_secs(100));
         let destroyed: Vec<Nanos> = l.declarations.iter().map(|d| d.destroyed).collect();
         assert_eq!(destroyed, [Nanos::ZERO, Nanos::from_secs(90)]);
+    }
+
+    /// A false declaration's time in force splits into the time its target
+    /// could not answer (paused; busy with one event for a second or more)
+    /// and the rest; a pause within a long event counts once.
+    #[test]
+    fn unresponsive_time_is_paused_or_long_busy_time_in_force() {
+        let mut l = cluster();
+        let t = Nanos::from_secs;
+        let w = |a: u64, b: u64| Window {
+            start: t(a),
+            end: t(b),
+        };
+        let target = MemberId(5);
+        l.swim_event(
+            t(10),
+            silo(1),
+            SwimEvent::Declared {
+                target,
+                incarnation: 0,
+            },
+        );
+        l.node_change(t(20), silo(5), NodeChange::Paused);
+        l.node_change(t(50), silo(5), NodeChange::Resumed);
+        l.busy(5, w(45, 52)); // overlaps the pause: 50..52 more
+        l.busy(
+            5,
+            Window {
+                start: t(60),
+                end: t(60) + Nanos::from_millis(900),
+            },
+        ); // under a second: answering
+        l.busy(5, w(95, 130)); // in force until 100 only
+        l.swim_event(
+            t(100),
+            silo(1),
+            SwimEvent::Revived {
+                target,
+                incarnation: 1,
+            },
+        );
+        l.finish(t(200));
+        let d = &l.declarations[0];
+        assert_eq!(d.destroyed, t(90));
+        assert_eq!(d.unresponsive, t(30 + 2 + 5));
     }
 }

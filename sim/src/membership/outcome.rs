@@ -44,6 +44,11 @@ pub struct Declaration {
     /// takes it back (SWIM), or the end of the run; 0 s when that happened
     /// at the instant of the declaration.
     pub destroyed: Nanos,
+    /// Of a false declaration's time in force (`destroyed`), how long the
+    /// target could not answer: paused (a `pause`, a duty cycle's stop), or
+    /// busy with one event for at least a second (a starved member's heavy
+    /// tail). No protocol hears from a member then.
+    pub unresponsive: Nanos,
     /// When every live Active silo's view showed it Dead.
     pub agreed: Option<Nanos>,
 }
