@@ -88,26 +88,41 @@ pub const SWIM_MEMBERS: u32 = 10_000;
 const SWIM_TARGET_SECS: f64 = 120.0;
 
 /// Runs the SWIM benchmark cluster (Lifeguard) once and prints its figures
-/// beside the target.
+/// beside the target, then once more without push/pull and TCP fallback
+/// pings, and prints what they cost.
 pub fn measure_swim(quick: bool) -> Result<(), String> {
     let (members, duration) = if quick {
         (1_000, Nanos::from_secs(600))
     } else {
         (SWIM_MEMBERS, Nanos::from_secs(3600))
     };
-    let mut swim = cluster(members, duration);
-    if let Some(m) = swim.membership.as_mut() {
-        m.judges = Some(vec![fdlab_sim::scenario::LIFEGUARD_RUN.to_string()]);
-    }
-    let swim = ValidScenario::new(swim).map_err(|e| e.to_string())?;
+    // `exchanges`: push/pull and TCP fallback pings on (memberlist's
+    // defaults) or both off, the reference the same run measures them by.
+    let scenario = |exchanges: bool| {
+        let mut swim = cluster(members, duration);
+        if let Some(m) = swim.membership.as_mut() {
+            m.judges = Some(vec![fdlab_sim::scenario::LIFEGUARD_RUN.to_string()]);
+            if !exchanges {
+                m.swim.push_pull_interval = Nanos::ZERO;
+                m.swim.disable_tcp_pings = true;
+            }
+        }
+        ValidScenario::new(swim).map_err(|e| e.to_string())
+    };
     say!(
         "
 SWIM with Lifeguard at scale (memberlist's LAN defaults, one seed, one thread):"
     );
-    let wall = one(&swim, &format!("{members} members"), duration)?;
+    let wall = one(&scenario(true)?, &format!("{members} members"), duration)?;
     if !quick {
         crate::bench::say_target(wall, SWIM_TARGET_SECS);
     }
+    let label = format!("{members} members, no push/pull or TCP pings");
+    let reference = one(&scenario(false)?, &label, duration)?;
+    say!(
+        "  push/pull and TCP fallback pings: {:.2}x the time of the same cluster without them",
+        wall / reference
+    );
     Ok(())
 }
 
