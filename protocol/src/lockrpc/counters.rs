@@ -9,6 +9,8 @@ pub struct OpCounts {
     pub lock: u64,
     pub unlock: u64,
     pub ping: u64,
+    /// dsync's refresh calls.
+    pub refresh: u64,
 }
 
 impl OpCounts {
@@ -16,12 +18,13 @@ impl OpCounts {
         match kind {
             RpcKind::Lock => self.lock += 1,
             RpcKind::Unlock => self.unlock += 1,
-            RpcKind::Ping | RpcKind::Refresh => self.ping += 1,
+            RpcKind::Ping => self.ping += 1,
+            RpcKind::Refresh => self.refresh += 1,
         }
     }
 
     pub fn total(&self) -> u64 {
-        self.lock + self.unlock + self.ping
+        self.lock + self.unlock + self.ping + self.refresh
     }
 }
 

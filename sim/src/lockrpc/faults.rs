@@ -163,12 +163,14 @@ pub(super) fn add_counters(sum: &mut ChannelCounters, c: &ChannelCounters) {
     add!(sent.lock);
     add!(sent.unlock);
     add!(sent.ping);
+    add!(sent.refresh);
     add!(completed);
     add!(statuses);
     add!(failed);
     add!(timeouts.lock);
     add!(timeouts.unlock);
     add!(timeouts.ping);
+    add!(timeouts.refresh);
     add!(evictions_timeout);
     add!(evictions_transport);
     add!(suppressed_peer_recently_served);
