@@ -66,6 +66,11 @@ enum Purpose {
     /// length and strength (SPEC §11). The run's own streams never read
     /// it, so a schedule written out as explicit faults replays the same.
     SwarmSchedule = 20,
+    /// What one lock-RPC node's shared channels draw: the latency of the
+    /// messages they send or hear on their own (resets, dials, refusals,
+    /// GOAWAYs), the jitter of MinIO grid's background re-dials, and the
+    /// loss of every message on the node's connections (SPEC §10).
+    LockNode = 21,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).
@@ -132,10 +137,22 @@ impl Streams {
         self.stream(Purpose::LockClient, &[u64::from(client), 1])
     }
 
-    /// Lock-RPC client `client`'s jitter of background re-dials (MinIO
-    /// grid's reconnect loop, `dsync` only).
-    pub(crate) fn lock_reconnect(&self, client: u32) -> ChaCha8Rng {
-        self.stream(Purpose::LockClient, &[u64::from(client), 2])
+    /// Lock-RPC node `node`'s latency of messages its channels send or
+    /// hear on their own (resets, dials, refusals, GOAWAYs).
+    pub(crate) fn lock_node_latency(&self, node: u32) -> ChaCha8Rng {
+        self.stream(Purpose::LockNode, &[u64::from(node), 0])
+    }
+
+    /// Lock-RPC node `node`'s jitter of background re-dials (MinIO grid's
+    /// reconnect loop, `dsync` only).
+    pub(crate) fn lock_reconnect(&self, node: u32) -> ChaCha8Rng {
+        self.stream(Purpose::LockNode, &[u64::from(node), 1])
+    }
+
+    /// Lock-RPC node `node`'s loss draws: whether each message its
+    /// connections carry is lost (then retransmitted by TCP).
+    pub(crate) fn lock_loss(&self, node: u32) -> ChaCha8Rng {
+        self.stream(Purpose::LockNode, &[u64::from(node), 2])
     }
 
     /// The service times of lock server `server`.

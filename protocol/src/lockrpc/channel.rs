@@ -21,12 +21,17 @@
 //!   host times, after [`ChannelEvent::Offline`]) connected;
 //! - [`PeerChannel::poll_event`] for what to carry out or record.
 //!
+//! - [`PeerChannel::handle_goaway`] when the server closed a connection
+//!   (h2's `GOAWAY`, e.g. `ENHANCE_YOUR_CALM too_many_resets`).
+//!
 //! On a deadline the RPC's caller fails; the policy judges the failure
 //! (see [`super::verdict`]), then leaves the RPC running (detached, while
-//! fewer than `detached_limit` are) or cancels it (a reset on its
-//! connection; more than `reset_limit` resets since the connection's last
-//! reply and the server tears it down: every RPC on it fails, each a
-//! transport failure judged in turn).
+//! fewer than `detached_limit` are) or cancels it ([`ChannelEvent::Reset`]:
+//! the host sends `RST_STREAM` if the request left, and drops it unsent if
+//! it still waits for its dial). Whether resets close the connection is
+//! the server's rule (h2 counts only resets of streams it has not yet
+//! accepted), so the host tells the channel with `handle_goaway`: every
+//! RPC on that connection fails, each a transport failure judged in turn.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -94,9 +99,10 @@ pub enum ChannelEvent {
     TimedOut { rpc: RpcId },
     /// The timed-out RPC is left running.
     Detached { rpc: RpcId },
-    /// The timed-out RPC is cancelled: send `RST_STREAM` on its connection.
+    /// The timed-out RPC is cancelled: send `RST_STREAM` on its connection
+    /// (or, if the request has not left yet, drop it unsent).
     Reset { rpc: RpcId, connection: ConnId },
-    /// Too many resets: the server closed the connection (GOAWAY).
+    /// The server closed the connection (GOAWAY).
     TearDown { connection: ConnId },
     /// An in-flight RPC failed with its connection; its caller fails.
     Failed { rpc: RpcId },
@@ -148,8 +154,6 @@ pub struct PeerChannel {
     in_flight: BTreeMap<RpcId, Rpc>,
     detached: BTreeMap<RpcId, Rpc>,
     timers: BTreeSet<(Nanos, RpcId)>,
-    /// Resets since the last reply, per connection with RPCs on it.
-    resets: BTreeMap<ConnId, u32>,
     health: ChannelHealth,
     breaker: Breaker,
     events: VecDeque<ChannelEvent>,
@@ -168,7 +172,6 @@ impl PeerChannel {
             in_flight: BTreeMap::new(),
             detached: BTreeMap::new(),
             timers: BTreeSet::new(),
-            resets: BTreeMap::new(),
             health: ChannelHealth::default(),
             events: VecDeque::new(),
             counters: ChannelCounters::default(),
@@ -229,7 +232,6 @@ impl PeerChannel {
     pub fn handle_reply(&mut self, now: Nanos, rpc: RpcId, reply: Reply) {
         if let Some(entry) = self.in_flight.remove(&rpc) {
             self.timers.remove(&(entry.timer, rpc));
-            self.drain_resets(entry.connection);
             match reply {
                 Reply::Granted | Reply::Denied => {
                     self.health.last_success = Some(now);
@@ -245,7 +247,6 @@ impl PeerChannel {
             }
         } else if let Some(entry) = self.detached.remove(&rpc) {
             self.timers.remove(&(entry.timer, rpc));
-            self.drain_resets(entry.connection);
             self.breaker.handle_probe_ended(entry.probe);
             let success = reply != Reply::Status;
             self.events
@@ -258,9 +259,13 @@ impl PeerChannel {
             } else {
                 self.counters.late_error += 1;
             }
-            if entry.kind == RpcKind::Lock && reply == Reply::Granted {
-                self.counters.late_releases += 1;
-                self.events.push_back(ChannelEvent::Release { rpc });
+            // A late grant holds the lock; after a late error the server
+            // may have granted it all the same: RustFS releases both. A
+            // late "no" holds nothing.
+            match reply {
+                Reply::Granted if entry.kind == RpcKind::Lock => self.release(rpc),
+                Reply::Status => self.release_after_error(rpc, entry.kind),
+                _ => {}
             }
         } else {
             self.counters.ignored_replies += 1;
@@ -308,6 +313,15 @@ impl PeerChannel {
         }
     }
 
+    /// The server closed `connection` at `now` (h2's GOAWAY, heard by the
+    /// client): every RPC on it fails, each judged as a transport failure;
+    /// detached ones end as late errors. A connection already replaced
+    /// only loses its RPCs.
+    pub fn handle_goaway(&mut self, now: Nanos, connection: ConnId) {
+        debug_assert!(connection <= self.connection, "goaway from the future");
+        self.tear_down(now, connection);
+    }
+
     /// An offline channel's background dial connected at `now`: a new
     /// connection is up. Ignored unless the channel is offline.
     pub fn handle_reconnected(&mut self, _now: Nanos) {
@@ -322,7 +336,6 @@ impl PeerChannel {
         self.connection += 1;
         self.state = ConnState::Connected;
         self.counters.reconnects += 1;
-        self.forget_old_resets();
     }
 
     /// The host's release of a late grant ended so.
@@ -387,7 +400,13 @@ impl PeerChannel {
         } else {
             self.counters.aborted += 1;
             self.breaker.handle_probe_ended(entry.probe);
-            self.reset(now, rpc, entry.connection);
+            self.events.push_back(ChannelEvent::Reset {
+                rpc,
+                connection: entry.connection,
+            });
+            // The server may have granted it before the reset: RustFS
+            // releases after an abort as after a late error.
+            self.release_after_error(rpc, entry.kind);
         }
         debug_assert!(self.detached.len() <= self.config.detached_limit as usize);
     }
@@ -400,20 +419,22 @@ impl PeerChannel {
             rpc,
             success: false,
         });
+        self.release_after_error(rpc, entry.kind);
     }
 
-    fn reset(&mut self, now: Nanos, rpc: RpcId, connection: ConnId) {
-        self.counters.resets += 1;
-        self.events
-            .push_back(ChannelEvent::Reset { rpc, connection });
-        let resets = {
-            let count = self.resets.entry(connection).or_insert(0);
-            *count += 1;
-            *count
-        };
-        if resets > self.config.reset_limit {
-            self.tear_down(now, connection);
+    /// RustFS's `late_release_failure_hook`: after an error, an abort or
+    /// a transport failure of a Lock RPC, release what the server may have
+    /// granted. MinIO's dsync (a channel that goes offline, as grid's)
+    /// releases only grants that arrive late (`drwmutex.go:532-543`).
+    fn release_after_error(&mut self, rpc: RpcId, kind: RpcKind) {
+        if kind == RpcKind::Lock && self.config.disconnect == Disconnect::Redial {
+            self.release(rpc);
         }
+    }
+
+    fn release(&mut self, rpc: RpcId) {
+        self.counters.late_releases += 1;
+        self.events.push_back(ChannelEvent::Release { rpc });
     }
 
     fn tear_down(&mut self, now: Nanos, connection: ConnId) {
@@ -432,7 +453,6 @@ impl PeerChannel {
 
     /// Fails every RPC on `connection`; returns how many were in flight.
     fn fail_connection(&mut self, now: Nanos, connection: ConnId) -> usize {
-        self.resets.remove(&connection);
         let doomed: Vec<RpcId> = self
             .in_flight
             .iter()
@@ -447,9 +467,11 @@ impl PeerChannel {
             self.counters.failed += 1;
             self.events.push_back(ChannelEvent::Failed { rpc });
             if entry.kind == RpcKind::Lock {
-                // RustFS counts a transport failure towards the breaker.
+                // RustFS counts a transport failure towards the breaker,
+                // and releases what the server may have granted.
                 self.breaker.handle_timeout(now, entry.probe);
             }
+            self.release_after_error(rpc, entry.kind);
             self.judge(now, Failure::Transport);
         }
         let orphans: Vec<RpcId> = self
@@ -513,22 +535,5 @@ impl PeerChannel {
         self.events.push_back(ChannelEvent::Redial {
             connection: self.connection,
         });
-        self.forget_old_resets();
-    }
-
-    fn forget_old_resets(&mut self) {
-        // Forget the resets of old connections nothing runs on any more.
-        let live: BTreeSet<ConnId> = self
-            .in_flight
-            .values()
-            .chain(self.detached.values())
-            .map(|e| e.connection)
-            .collect();
-        self.resets.retain(|c, _| live.contains(c));
-    }
-
-    /// A reply shows the server accepting streams: its reset queue drains.
-    fn drain_resets(&mut self, connection: ConnId) {
-        self.resets.remove(&connection);
     }
 }

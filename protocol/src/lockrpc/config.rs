@@ -6,9 +6,11 @@
 //! `detached_rpc_limit`, `LOCK_RPC_REQUEST_BACKOFF_THRESHOLD` = 3, first
 //! window `deadline / 2`, `LOCK_RPC_REQUEST_BACKOFF_MAX` = 30 s),
 //! rustfs/rustfs `crates/lock/src/distributed_lock.rs` (`UNLOCK_RETRY_ATTEMPTS`
-//! = 3, `UNLOCK_RETRY_BACKOFF` = 100 ms times the attempt number), h2's
-//! `DEFAULT_MAX_PENDING_ACCEPT_RESET_STREAMS` = 20 (the `GOAWAY
-//! too_many_resets` of rustfs/rustfs#7363), minio/minio
+//! = 3 attempts, `UNLOCK_RETRY_BACKOFF` = 100 ms times the attempt number),
+//! `crates/config/src/constants/internode.rs` (connect and RPC timeouts),
+//! h2 v0.4.18 `src/proto/mod.rs:34` `DEFAULT_REMOTE_RESET_STREAM_MAX` = 20
+//! (the `GOAWAY too_many_resets` of rustfs/rustfs#7363; the server's
+//! limit, applied by the simulated server), minio/minio
 //! `internal/dsync/drwmutex.go` (`drwMutexRefreshInterval` = 10 s,
 //! `drwMutexRefreshCallTimeout` = 5 s, write quorum) and `cmd/lock-rest-server.go`
 //! (`lockValidityDuration` = 1 min).
@@ -25,6 +27,18 @@ pub const NO_RESET_LIMIT: u32 = u32::MAX;
 pub const DETACH_ALWAYS: u32 = 1_000_000;
 /// The deadline grid gives a request that has none (`Connection.Request`).
 pub const GRID_REQUEST_DEADLINE: Nanos = Nanos::from_secs(60);
+/// RustFS's internode RPC timeout (tonic's `Endpoint::timeout`): a
+/// detached RPC ends there (rustfs/rustfs
+/// `crates/config/src/constants/internode.rs:40`,
+/// `DEFAULT_INTERNODE_RPC_TIMEOUT_SECS` = 30, at 20d1266, 1.0.0-rc.3).
+pub const RUSTFS_INTERNODE_RPC_TIMEOUT: Nanos = Nanos::from_secs(30);
+/// RustFS's internode connect timeout (same file, line 17,
+/// `DEFAULT_INTERNODE_CONNECT_TIMEOUT_SECS` = 3; `crates/protos/src/lib.rs`
+/// `build_channel` sets it on the tonic `Endpoint`).
+pub const RUSTFS_CONNECT_TIMEOUT: Nanos = Nanos::from_secs(3);
+/// MinIO grid's dial timeout (`internal/grid/connection.go`,
+/// `defaultDialTimeout`).
+pub const GRID_DIAL_TIMEOUT: Nanos = Nanos::from_secs(2);
 /// MinIO grid's background re-dial: `defaultDialTimeout` (2 s) plus up to
 /// 2 s of jitter, halved, from the previous dial's start.
 pub const GRID_RECONNECT_MIN: Nanos = Nanos::from_secs(1);
@@ -121,7 +135,11 @@ pub struct UnlockConfig {
 impl Default for UnlockConfig {
     fn default() -> Self {
         UnlockConfig {
-            quick_retries: 3,
+            // rustfs/rustfs `crates/lock/src/distributed_lock.rs:39-40`
+            // (20d1266): `UNLOCK_RETRY_ATTEMPTS` = 3 attempts, the k-th
+            // failure waiting `UNLOCK_RETRY_BACKOFF` (100 ms) x k before
+            // the next (`release_entries`, :718-754): 100 ms, 200 ms.
+            quick_retries: 2,
             quick_retry_step: Nanos::from_millis(100),
             backoff_first: Nanos::from_secs(1),
             backoff_factor: 2,
@@ -209,6 +227,11 @@ pub struct ChannelConfig {
     pub reset_limit: u32,
     /// What a failed connection does to the requests that follow.
     pub disconnect: Disconnect,
+    /// How long a dial waits for its handshake before it fails (a peer
+    /// behind a partition answers no SYN): RustFS's
+    /// `DEFAULT_INTERNODE_CONNECT_TIMEOUT_SECS` (3 s), MinIO grid's
+    /// `defaultDialTimeout` (2 s).
+    pub connect_timeout: Nanos,
     /// Under `disconnect = "offline"`: the background re-dial waits a
     /// uniform draw from `reconnect_min` to `reconnect_max` after the
     /// previous dial started (MinIO grid: half of 2 s + U[0, 2 s)). The
@@ -236,9 +259,10 @@ impl ChannelConfig {
             recently_served_deadlines: 2,
             eviction_cooldown: Nanos::from_secs(5),
             detached_limit: 256,
-            detached_expiry: Nanos::from_secs(10),
+            detached_expiry: RUSTFS_INTERNODE_RPC_TIMEOUT,
             reset_limit: 20,
             disconnect: Disconnect::Redial,
+            connect_timeout: RUSTFS_CONNECT_TIMEOUT,
             reconnect_min: GRID_RECONNECT_MIN,
             reconnect_max: GRID_RECONNECT_MAX,
             breaker: BreakerConfig::default(),
@@ -265,6 +289,7 @@ impl ChannelConfig {
                 detached_expiry: GRID_REQUEST_DEADLINE,
                 reset_limit: NO_RESET_LIMIT,
                 disconnect: Disconnect::Offline,
+                connect_timeout: GRID_DIAL_TIMEOUT,
                 ..rustfs
             },
             PolicyKind::RustfsBreaker => ChannelConfig {
@@ -313,6 +338,8 @@ impl ChannelConfig {
             "must be longer than `rpc_deadline` (a detached RPC outlives its caller)",
         )?;
         short(self.detached_expiry, "detached_expiry")?;
+        ensure_positive(self.connect_timeout, "connect_timeout")?;
+        short(self.connect_timeout, "connect_timeout")?;
         ensure(self.reset_limit >= 1, "reset_limit", "must be at least 1")?;
         ensure_positive(self.reconnect_min, "reconnect_min")?;
         short(self.reconnect_max, "reconnect_max")?;

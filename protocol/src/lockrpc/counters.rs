@@ -54,16 +54,15 @@ pub struct ChannelCounters {
     /// connection counts as an error.
     pub late_success: u64,
     pub late_error: u64,
-    /// RustFS metric 6: late releases: asked for (`Release` events), then as reported.
+    /// RustFS metric 6: late releases: asked for (`Release` events: after a
+    /// late grant or a late error of a Lock RPC), then as the host reports them.
     pub late_releases: u64,
     pub late_released: u64,
     pub late_partial: u64,
     pub late_failed: u64,
     /// Connections dialled after the first.
     pub redials: u64,
-    /// Streams cancelled.
-    pub resets: u64,
-    /// Connections torn down by too many resets.
+    /// Connections the server closed (GOAWAY) under this channel.
     pub teardowns: u64,
     /// Requests skipped by the breaker.
     pub skipped: u64,

@@ -12,12 +12,13 @@
 use std::collections::BTreeMap;
 
 use fdlab_protocol::lockrpc::{
-    ChannelEvent, Decision, DsyncEvent, DsyncHolder, LateReleaseOutcome, PolicyKind, RefreshReply,
-    Reply, RpcKind, UnlockEvent, UnlockRetry,
+    Decision, DsyncEvent, DsyncHolder, PolicyKind, RefreshReply, Reply, RpcKind, UnlockEvent,
+    UnlockRetry,
 };
 use fdlab_protocol::Nanos;
 use rand::RngExt;
 
+use super::network::Draw;
 use super::server::{Job, Op};
 use super::world::{Acq, AcqState, Ev, RpcInfo, What, World};
 use crate::dist::exponential;
@@ -51,6 +52,7 @@ impl World<'_> {
                 failures: 0,
                 outstanding: 0,
                 unlocks: BTreeMap::new(),
+                releasing: 0,
                 holder: None,
             },
         );
@@ -66,7 +68,7 @@ impl World<'_> {
 
     /// Sends an RPC for acquisition `acq` to `server` through the client's
     /// channel; false when the breaker skipped it.
-    fn send(&mut self, client: u32, server: u32, acq: u64, what: What) -> bool {
+    pub(super) fn send(&mut self, client: u32, server: u32, acq: u64, what: What) -> bool {
         let Some(a) = self.acqs.get_mut(&acq) else {
             return false;
         };
@@ -75,14 +77,15 @@ impl World<'_> {
         self.next_rpc += 1;
         let (kind, op) = match what {
             What::Lock => (RpcKind::Lock, Op::Lock),
-            What::Unlock | What::LateUnlock => (RpcKind::Unlock, Op::Unlock),
+            What::Unlock | What::LateUnlock { .. } => (RpcKind::Unlock, Op::Unlock),
             What::Refresh { .. } => (RpcKind::Refresh, Op::Refresh),
         };
-        let ch = &mut self.clients[client as usize].channels[server as usize];
+        let node = self.clients[client as usize].node;
+        let ch = &mut self.nodes[node as usize].channels[server as usize];
         let decision = ch.handle_request(self.now, rpc, kind);
         let connection = ch.connection();
         if decision == Decision::Skip {
-            self.after_channel(client, server);
+            self.after_channel(node, server);
             return false;
         }
         if let Some(a) = self.acqs.get_mut(&acq) {
@@ -97,44 +100,49 @@ impl World<'_> {
                 timed_out: false,
             },
         );
-        let probe = self.probing(client, server);
-        let node = self.clients[client as usize].node;
-        let at = self.now + self.latency(client, node, server);
+        // Breaker probes and late releases (the aftermath of a failed
+        // request, at most 32 per peer) are booked apart from the use of
+        // a dead peer.
+        let probe = self.probing(node, server) || matches!(what, What::LateUnlock { .. });
         let job = Job {
             rpc,
             client,
+            node,
             connection,
             op,
             key,
             acquisition: acq,
         };
-        let pending = &mut self.clients[client as usize].pending_dial[server as usize];
+        let pending = self.nodes[node as usize].pending_dial[server as usize];
         if decision == Decision::RedialAndSend {
             // The dial goes first; the request follows once it connected.
-            *pending = Some(connection);
+            self.nodes[node as usize].pending_dial[server as usize] = Some(connection);
             self.note_dial(server, probe, false);
-            self.push(at, Ev::Handshake { server, job, probe });
-        } else if *pending == Some(connection) {
+            self.dial(server, job, probe);
+        } else if pending == Some(connection) {
             // The connection is still being dialled: wait for it.
             self.note_use(server, probe);
-            self.push(at, Ev::Handshake { server, job, probe });
+            self.dial(server, job, probe);
         } else {
             self.note_send(server, probe);
-            self.push(at, Ev::AtServer { server, job });
+            if let Some(at) = self.transit(Draw::Client(client), node, server) {
+                self.push(at, Ev::AtServer { server, job });
+            }
         }
-        self.after_channel(client, server);
+        self.after_channel(node, server);
         true
     }
 
     pub(super) fn at_client(&mut self, client: u32, server: u32, rpc: u64, ok: bool) {
         let info = self.rpcs.get(&rpc).copied();
         let reply = if ok { Reply::Granted } else { Reply::Denied };
-        self.clients[client as usize].channels[server as usize].handle_reply(self.now, rpc, reply);
+        let node = self.clients[client as usize].node;
+        self.nodes[node as usize].channels[server as usize].handle_reply(self.now, rpc, reply);
         if let Some(info) = info.filter(|i| !i.timed_out) {
             self.take_rpc(rpc);
             self.result(info, ok, false);
         }
-        self.after_channel(client, server);
+        self.after_channel(node, server);
         if let Some((_, info)) = self.last_late.take() {
             self.maybe_forget(info.acquisition);
         }
@@ -142,7 +150,7 @@ impl World<'_> {
 
     /// The outcome of an RPC for its caller: `ok` (an answer saying yes)
     /// or not; `failed`: no answer (deadline, transport).
-    fn result(&mut self, info: RpcInfo, ok: bool, failed: bool) {
+    pub(super) fn result(&mut self, info: RpcInfo, ok: bool, failed: bool) {
         let (acq, server) = (info.acquisition, info.server);
         match info.what {
             What::Lock => self.lock_result(acq, server, ok),
@@ -161,18 +169,7 @@ impl World<'_> {
                     self.drive_unlock(acq, server);
                 }
             }
-            What::LateUnlock => {
-                let Some(client) = self.acqs.get(&acq).map(|a| a.client) else {
-                    return;
-                };
-                let outcome = if failed {
-                    LateReleaseOutcome::Failed
-                } else {
-                    LateReleaseOutcome::Released
-                };
-                self.clients[client as usize].channels[server as usize]
-                    .record_late_release(outcome);
-            }
+            What::LateUnlock { release } => self.late_release_result(release, failed),
             What::Refresh { round } => {
                 let reply = match (failed, ok) {
                     (true, _) => RefreshReply::Offline,
@@ -404,92 +401,18 @@ impl World<'_> {
         };
         let over = matches!(a.state, AcqState::Released | AcqState::Failed);
         let holder_done = a.holder.as_ref().is_none_or(|h| h.poll_timeout().is_none());
-        if over && a.unlocks.is_empty() && holder_done && a.outstanding == 0 {
+        if over && a.unlocks.is_empty() && holder_done && a.outstanding == 0 && a.releasing == 0 {
             self.acqs.remove(&acq);
         }
     }
 
     /// Stops tracking RPC `rpc`.
-    fn take_rpc(&mut self, rpc: u64) -> Option<RpcInfo> {
+    pub(super) fn take_rpc(&mut self, rpc: u64) -> Option<RpcInfo> {
         let info = self.rpcs.remove(&rpc)?;
         if let Some(a) = self.acqs.get_mut(&info.acquisition) {
             debug_assert!(a.outstanding > 0);
             a.outstanding -= 1;
         }
         Some(info)
-    }
-
-    /// Carries out what client `client`'s channel to `server` asks, then
-    /// arms its timer.
-    pub(super) fn after_channel(&mut self, client: u32, server: u32) {
-        // Classed only when an event counts: most calls carry none.
-        while let Some(ev) = self.clients[client as usize].channels[server as usize].poll_event() {
-            match ev {
-                ChannelEvent::Redial { .. } => self.out.redials.add(self.class(client, server)),
-                ChannelEvent::Offline => self.start_redialing(client, server),
-                ChannelEvent::TimedOut { rpc } => {
-                    self.out.timeouts.add(self.class(client, server));
-                    if let Some(info) = self.rpcs.get_mut(&rpc) {
-                        info.timed_out = true;
-                        let info = *info;
-                        self.result(info, false, true);
-                    }
-                }
-                ChannelEvent::Detached { .. } | ChannelEvent::Suppressed { .. } => {}
-                ChannelEvent::Reset { rpc, .. } => {
-                    self.out.resets.add(self.class(client, server));
-                    if let Some(info) = self.take_rpc(rpc) {
-                        self.maybe_forget(info.acquisition);
-                    }
-                    let node = self.clients[client as usize].node;
-                    let at = self.now + self.latency(client, node, server);
-                    self.push(at, Ev::Cancel { server, rpc });
-                }
-                ChannelEvent::TearDown { connection } => {
-                    self.out.teardowns.add(self.class(client, server));
-                    self.servers[server as usize]
-                        .closed
-                        .insert((client, connection));
-                }
-                ChannelEvent::Failed { rpc } => {
-                    if let Some(info) = self.take_rpc(rpc) {
-                        if !info.timed_out {
-                            self.result(info, false, true);
-                        }
-                        self.maybe_forget(info.acquisition);
-                    }
-                }
-                ChannelEvent::Evicted { .. } => self.out.evictions.add(self.class(client, server)),
-                ChannelEvent::LateCompletion { rpc, .. } => {
-                    if let Some((_, old)) = self.last_late.take() {
-                        self.maybe_forget(old.acquisition);
-                    }
-                    self.last_late = self.take_rpc(rpc).map(|i| (rpc, i));
-                }
-                ChannelEvent::Release { rpc } => {
-                    let info = match self.last_late {
-                        Some((r, i)) if r == rpc => Some(i),
-                        _ => self.rpcs.get(&rpc).copied(),
-                    };
-                    if let Some(info) = info.filter(|i| i.what == What::Lock) {
-                        if !self.send(client, server, info.acquisition, What::LateUnlock) {
-                            self.clients[client as usize].channels[server as usize]
-                                .record_late_release(LateReleaseOutcome::Failed);
-                        }
-                    }
-                }
-            }
-        }
-        let c = &mut self.clients[client as usize];
-        let next = c.channels[server as usize].poll_timeout();
-        // Armed only when sooner than the timer already set: deadlines
-        // only move later as RPCs end, and a timer that fires early finds
-        // nothing due and re-arms.
-        if let Some(at) = next {
-            if c.timer_at[server as usize].is_none_or(|t| at < t) {
-                c.timer_at[server as usize] = Some(at);
-                self.push(at, Ev::ChannelTimer { client, server });
-            }
-        }
     }
 }

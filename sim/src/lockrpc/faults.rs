@@ -6,7 +6,7 @@ use fdlab_protocol::lockrpc::{BreakerState, ChannelCounters};
 use fdlab_protocol::Nanos;
 
 use super::outcome::{DeadPeerStop, PeerClass};
-use super::world::{DeadWindow, Ev, World};
+use super::world::{DeadWindow, World};
 use super::STOPPED_MARGIN;
 use crate::faults::Action;
 
@@ -21,19 +21,10 @@ impl World<'_> {
                 s.crash();
                 s.lease_timer = None;
                 // Every connection to it dies: the kernel resets them.
-                for c in 0..self.setup.clients {
-                    let conn = self.clients[c as usize].channels[node as usize].connection();
-                    self.servers[node as usize].floor[c as usize] = conn + 1;
-                    let cnode = self.clients[c as usize].node;
-                    let back = self.latency(c, node, cnode);
-                    self.push(
-                        self.now + back,
-                        Ev::Refused {
-                            client: c,
-                            server: node,
-                            connection: conn,
-                        },
-                    );
+                for n in 0..self.setup.servers {
+                    let conn = self.nodes[n as usize].channels[node as usize].connection();
+                    self.servers[node as usize].floor[n as usize] = conn + 1;
+                    self.refuse(node, n, conn);
                 }
                 self.windows[node as usize] = Some(DeadWindow {
                     start: self.now,
@@ -60,6 +51,7 @@ impl World<'_> {
                 for (job, lane) in done {
                     self.finish(node, job, lane);
                 }
+                self.resume_accepting(node);
                 self.try_start(node);
             }
             Action::DegradeStart { node, slowdown, .. } => {
@@ -93,10 +85,10 @@ impl World<'_> {
         });
     }
 
-    /// Whether client `client`'s channel to `server` is admitting the
+    /// Whether node `node`'s channel to `server` is admitting the
     /// breaker's probe now.
-    pub(super) fn probing(&self, client: u32, server: u32) -> bool {
-        let ch = &self.clients[client as usize].channels[server as usize];
+    pub(super) fn probing(&self, node: u32, server: u32) -> bool {
+        let ch = &self.nodes[node as usize].channels[server as usize];
         matches!(ch.breaker().state(self.now), BreakerState::HalfOpen { .. })
     }
 
@@ -137,13 +129,16 @@ impl World<'_> {
         }
     }
 
-    /// What `server` is to client `client` now.
-    pub(super) fn class(&self, client: u32, server: u32) -> PeerClass {
+    /// What `server` is to node `node` now.
+    pub(super) fn class(&self, node: u32, server: u32) -> PeerClass {
         let s = &self.servers[server as usize];
-        if s.down {
+        let cut = self
+            .partitions
+            .iter()
+            .any(|p| p.cuts(node, server, self.now) || p.cuts(server, node, self.now));
+        if s.down || cut {
             return PeerClass::Dead;
         }
-        let node = self.clients[client as usize].node;
         let slow_link = self
             .link_faults
             .iter()
@@ -184,7 +179,6 @@ pub(super) fn add_counters(sum: &mut ChannelCounters, c: &ChannelCounters) {
     add!(late_partial);
     add!(late_failed);
     add!(redials);
-    add!(resets);
     add!(teardowns);
     add!(skipped);
     add!(offline_skipped);

@@ -7,9 +7,12 @@
 //! |---|---|
 //! | `setup.rs` | the `[lockrpc]` table resolved |
 //! | `server.rs` | a lock server: FIFO queue, workers, locks, leases |
-//! | `world.rs` | the event loop, the servers' side |
+//! | `world.rs` | the event loop, the servers' side (h2's accept queue) |
 //! | `faults.rs` | faults on the servers, dead-peer windows |
-//! | `client.rs` | acquisitions, holds, unlocks, late releases, dsync refresh |
+//! | `network.rs` | messages over TCP: latency, loss, partitions, SYNs |
+//! | `node.rs` | a node's process: one channel per server, shared by its clients |
+//! | `client.rs` | acquisitions, holds, unlocks, dsync refresh |
+//! | `release.rs` | late releases and their retries |
 //! | `dial.rs` | dials: a request's handshake, grid's background re-dials |
 //! | `ids.rs` | RPCs and acquisitions by id |
 //! | `outcome.rs` | what a run produced |
@@ -33,7 +36,10 @@ mod client;
 mod dial;
 mod faults;
 mod ids;
+mod network;
+mod node;
 pub mod outcome;
+mod release;
 mod server;
 pub mod setup;
 mod world;

@@ -91,7 +91,11 @@ pub struct LockOutcome {
     /// Dial attempts after the first connection: for a request, or in the
     /// background (MinIO grid).
     pub redials: PeerSplit,
+    /// `RST_STREAM`s sent (a cancelled request that had left).
     pub resets: PeerSplit,
+    /// Cancelled requests that never left (they waited for a dial): no
+    /// reset is sent for them.
+    pub unsent_cancels: u64,
     pub teardowns: PeerSplit,
     pub timeouts: PeerSplit,
     pub acquisitions: u64,

@@ -27,6 +27,8 @@ pub enum Op {
 pub struct Job {
     pub rpc: u64,
     pub client: u32,
+    /// The client's node: the connection is the node's.
+    pub node: u32,
     pub connection: u64,
     pub op: Op,
     pub key: u32,
@@ -51,14 +53,21 @@ pub struct Server {
     pub held: BTreeMap<u32, Held>,
     /// Cancelled streams (`RST_STREAM` arrived): skipped at service.
     pub cancelled: BTreeSet<u64>,
-    /// Connections closed (torn down, or lost in a crash), by (client, id).
+    /// Connections closed (GOAWAY, or lost in a crash), by (node, id).
     pub closed: BTreeSet<(u32, u64)>,
+    /// Streams that arrived while the process was frozen: h2 accepts them
+    /// when it runs again.
+    pub pending_accept: Vec<Job>,
+    /// Per (node, connection): resets of streams still pending accept.
+    pub reset_pending: BTreeMap<(u32, u64), u32>,
+    /// Connections past the reset limit: GOAWAY once the process runs.
+    pub goaway: BTreeSet<(u32, u64)>,
     pub down: bool,
     pub paused: bool,
     pub slowdown: Nanos,
     /// Jobs whose service ended while paused: they finish on resume.
     pub finished_while_paused: Vec<(Job, bool)>,
-    /// By client: connections below this id died with a crash.
+    /// By node: connections below this id died with a crash.
     pub floor: Vec<u64>,
     /// Held locks by lease expiry: (lease_until, key).
     pub leases: BTreeSet<(Nanos, u32)>,
@@ -71,7 +80,26 @@ pub struct Server {
 impl Server {
     /// Whether `job` is still wanted (not cancelled, its connection open).
     pub fn live(&self, job: &Job) -> bool {
-        !self.cancelled.contains(&job.rpc) && !self.closed.contains(&(job.client, job.connection))
+        !self.cancelled.contains(&job.rpc) && !self.closed.contains(&(job.node, job.connection))
+    }
+
+    /// Counts one more reset of a stream pending accept on `connection`;
+    /// returns the count.
+    pub fn reset_pending(&mut self, node: u32, connection: u64) -> u32 {
+        let count = self.reset_pending.entry((node, connection)).or_insert(0);
+        *count += 1;
+        *count
+    }
+
+    /// The accept queue drained: every reset stream in it was released.
+    pub fn clear_reset_counts(&mut self) {
+        self.reset_pending.clear();
+    }
+
+    /// The server closes `connection`: what it holds of it is dropped.
+    pub fn close(&mut self, node: u32, connection: u64) {
+        self.closed.insert((node, connection));
+        self.reset_pending.remove(&(node, connection));
     }
 
     /// The next job a free worker takes (`lock_lane`: the convoy's lane),
@@ -127,6 +155,9 @@ impl Server {
         self.leases.clear();
         self.cancelled.clear();
         self.finished_while_paused.clear();
+        self.pending_accept.clear();
+        self.reset_pending.clear();
+        self.goaway.clear();
         self.down = true;
         self.paused = false;
         self.epoch += 1;

@@ -23,6 +23,8 @@ pub struct Setup {
     pub service: Sampler,
     pub hold: Sampler,
     pub latency: Sampler,
+    /// The scenario's own loss of every message (TCP retransmits it).
+    pub loss: f64,
     pub duration: Nanos,
 }
 
@@ -46,6 +48,7 @@ impl Setup {
             service: Sampler::new(&l.service_time),
             hold: Sampler::new(&l.hold),
             latency: Sampler::new(&scenario.network.latency),
+            loss: scenario.network.loss,
             duration: scenario.duration,
         })
     }

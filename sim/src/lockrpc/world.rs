@@ -2,18 +2,21 @@
 //! faults, and the bookkeeping of dead-peer windows. The clients' side is
 //! in `client.rs`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use fdlab_protocol::lockrpc::{ChannelConfig, ChannelCounters, PeerChannel, UnlockRetry};
+use fdlab_protocol::lockrpc::{ChannelConfig, ChannelCounters, UnlockRetry};
 use fdlab_protocol::lockrpc::{ConnState, DsyncHolder};
 use fdlab_protocol::Nanos;
 use rand_chacha::ChaCha8Rng;
 
 use super::ids::IdWindow;
+use super::network::Draw;
+use super::node::Node;
 use super::outcome::{LockOutcome, PeerSplit};
+use super::release::LateRelease;
 use super::server::{Held, Job, Server};
 use super::setup::Setup;
-use crate::faults::{Action, LinkFault, Schedule};
+use crate::faults::{Action, LinkFault, Partition, Schedule};
 use crate::queue::EventQueue;
 use crate::rng::Streams;
 use crate::scenario::Scenario;
@@ -37,30 +40,46 @@ pub(super) enum Ev {
         job: Job,
         probe: bool,
     },
+    /// The client heard its dial accepted: the request `job` leaves now,
+    /// unless it was cancelled or failed meanwhile.
+    DialOk {
+        server: u32,
+        job: Job,
+        probe: bool,
+    },
     /// A background re-dial (MinIO grid) starts, reaches the server, is
-    /// refused back at the client, or connects.
+    /// refused back at the node, or connects.
     BackgroundDial {
-        client: u32,
+        node: u32,
         server: u32,
     },
     DialAtServer {
-        client: u32,
+        node: u32,
         server: u32,
         started: Nanos,
     },
     DialRefused {
-        client: u32,
+        node: u32,
         server: u32,
         started: Nanos,
     },
     DialConnected {
-        client: u32,
+        node: u32,
         server: u32,
     },
-    /// A `RST_STREAM` reaches the server.
+    /// A `RST_STREAM` for RPC `rpc` on node `node`'s `connection` reaches
+    /// the server.
     Cancel {
         server: u32,
+        node: u32,
+        connection: u64,
         rpc: u64,
+    },
+    /// The server's GOAWAY closing `connection` reaches node `node`.
+    GoAway {
+        node: u32,
+        server: u32,
+        connection: u64,
     },
     /// A worker finished `job`.
     Done {
@@ -76,15 +95,20 @@ pub(super) enum Ev {
         rpc: u64,
         ok: bool,
     },
-    /// Connection `connection` failed under the client (refused, reset).
+    /// Connection `connection` of node `node` failed (refused, reset,
+    /// connect timeout).
     Refused {
-        client: u32,
+        node: u32,
         server: u32,
         connection: u64,
     },
     ChannelTimer {
-        client: u32,
+        node: u32,
         server: u32,
+    },
+    /// A late release of RPC `rpc`'s grant is due again.
+    LateReleaseRetry {
+        rpc: u64,
     },
     HoldEnd {
         acquisition: u64,
@@ -108,8 +132,11 @@ pub(super) enum Ev {
 pub(super) enum What {
     Lock,
     Unlock,
-    /// Releasing a grant that came after its caller gave up.
-    LateUnlock,
+    /// Releasing a grant that came after its caller gave up (or may have
+    /// come: a late error), for the late release of Lock RPC `release`.
+    LateUnlock {
+        release: u64,
+    },
     Refresh {
         round: u64,
     },
@@ -145,25 +172,17 @@ pub(super) struct Acq {
     /// Its RPCs still tracked (in flight or detached).
     pub outstanding: u32,
     pub unlocks: BTreeMap<u32, UnlockRetry>,
+    /// Late releases of its grants under way.
+    pub releasing: u32,
     /// Boxed: most acquisitions have none, and acquisitions move in a map.
     pub holder: Option<Box<DsyncHolder>>,
 }
 
-/// One client: a channel per server.
+/// One client: a task of its node's process, with its own arrivals.
 pub(super) struct Client {
     pub node: u32,
-    pub channels: Vec<PeerChannel>,
-    /// Per server: the channel timer scheduled.
-    pub timer_at: Vec<Option<Nanos>>,
     pub arrivals: ChaCha8Rng,
     pub rng: ChaCha8Rng,
-    /// The jitter of background re-dials.
-    pub reconnect: ChaCha8Rng,
-    /// Per server: a background re-dial loop runs.
-    pub redialing: Vec<bool>,
-    /// Per server: the connection whose dial for a request is under way;
-    /// requests sent meanwhile wait for it, as on a connecting channel.
-    pub pending_dial: Vec<Option<u64>>,
 }
 
 /// A crashed server's window being measured.
@@ -188,6 +207,13 @@ pub(super) struct World<'a> {
     pub servers: Vec<Server>,
     pub server_rngs: Vec<ChaCha8Rng>,
     pub clients: Vec<Client>,
+    pub nodes: Vec<Node>,
+    /// Requests queued behind a dial under way: they leave when it
+    /// connects; cancelled before that, they never leave (no reset).
+    pub waiting_dial: BTreeSet<u64>,
+    /// Late releases between retries: by the released RPC's id, the
+    /// acquisition, server and attempt number.
+    pub late_releases: BTreeMap<u64, LateRelease>,
     pub acqs: IdWindow<Acq>,
     pub rpcs: IdWindow<RpcInfo>,
     /// By acquisition: when its client stopped wanting the lock (gave up,
@@ -195,6 +221,7 @@ pub(super) struct World<'a> {
     pub wanted_until: Vec<u64>,
     pub next_rpc: u64,
     pub link_faults: Vec<LinkFault>,
+    pub partitions: Vec<Partition>,
     pub windows: Vec<Option<DeadWindow>>,
     /// A detached RPC that just ended, for the `Release` that follows it.
     pub last_late: Option<(u64, RpcInfo)>,
@@ -219,20 +246,16 @@ impl<'a> World<'a> {
         let clients = (0..setup.clients)
             .map(|c| Client {
                 node: setup.node_of(c),
-                channels: (0..setup.servers)
-                    .map(|_| PeerChannel::new(config.clone()))
-                    .collect(),
-                timer_at: vec![None; setup.servers as usize],
                 arrivals: streams.lock_arrivals(c),
                 rng: streams.lock_latency(c),
-                reconnect: streams.lock_reconnect(c),
-                redialing: vec![false; setup.servers as usize],
-                pending_dial: vec![None; setup.servers as usize],
             })
+            .collect();
+        let nodes = (0..setup.servers)
+            .map(|n| Node::new(&config, setup.servers, &streams, n))
             .collect();
         let servers = (0..setup.servers)
             .map(|_| Server {
-                floor: vec![0; setup.clients as usize],
+                floor: vec![0; setup.servers as usize],
                 ..Server::default()
             })
             .collect();
@@ -243,11 +266,15 @@ impl<'a> World<'a> {
             servers,
             server_rngs: (0..setup.servers).map(|s| streams.lock_server(s)).collect(),
             clients,
+            nodes,
+            waiting_dial: BTreeSet::new(),
+            late_releases: BTreeMap::new(),
             acqs: IdWindow::default(),
             rpcs: IdWindow::default(),
             wanted_until: Vec::new(),
             next_rpc: 0,
             link_faults: schedule.link_faults.clone(),
+            partitions: schedule.partitions.clone(),
             windows: vec![None; setup.servers as usize],
             last_late: None,
             out: LockOutcome {
@@ -262,6 +289,7 @@ impl<'a> World<'a> {
                 evictions: PeerSplit::default(),
                 redials: PeerSplit::default(),
                 resets: PeerSplit::default(),
+                unsent_cancels: 0,
                 teardowns: PeerSplit::default(),
                 timeouts: PeerSplit::default(),
                 acquisitions: 0,
@@ -317,8 +345,8 @@ impl<'a> World<'a> {
             self.close_window(s as u32);
         }
         let mut counters = ChannelCounters::default();
-        for c in &self.clients {
-            for ch in &c.channels {
+        for n in &self.nodes {
+            for ch in &n.channels {
                 super::faults::add_counters(&mut counters, ch.counters());
             }
         }
@@ -331,24 +359,35 @@ impl<'a> World<'a> {
             Ev::Arrive { client } => self.arrive(client),
             Ev::AtServer { server, job } => self.at_server(server, job),
             Ev::Handshake { server, job, probe } => self.handshake(server, job, probe),
-            Ev::BackgroundDial { client, server } => self.background_dial(client, server),
+            Ev::DialOk { server, job, probe } => self.dial_ok(server, job, probe),
+            Ev::BackgroundDial { node, server } => self.background_dial(node, server),
             Ev::DialAtServer {
-                client,
+                node,
                 server,
                 started,
-            } => self.dial_at_server(client, server, started),
+            } => self.dial_at_server(node, server, started),
             Ev::DialRefused {
-                client,
+                node,
                 server,
                 started,
-            } => self.dial_refused(client, server, started),
-            Ev::DialConnected { client, server } => self.dial_connected(client, server),
-            Ev::Cancel { server, rpc } => {
-                let s = &mut self.servers[server as usize];
-                if !s.down {
-                    s.cancelled.insert(rpc);
-                }
+            } => self.dial_refused(node, server, started),
+            Ev::DialConnected { node, server } => self.dial_connected(node, server),
+            Ev::Cancel {
+                server,
+                node,
+                connection,
+                rpc,
+            } => self.cancel_at_server(server, node, connection, rpc),
+            Ev::GoAway {
+                node,
+                server,
+                connection,
+            } => {
+                self.nodes[node as usize].channels[server as usize]
+                    .handle_goaway(self.now, connection);
+                self.after_channel(node, server);
             }
+            Ev::LateReleaseRetry { rpc } => self.late_release_retry(rpc),
             Ev::Done {
                 server,
                 job,
@@ -373,28 +412,28 @@ impl<'a> World<'a> {
                 ok,
             } => self.at_client(client, server, rpc, ok),
             Ev::Refused {
-                client,
+                node,
                 server,
                 connection,
             } => {
-                let c = &mut self.clients[client as usize];
-                if c.pending_dial[server as usize] == Some(connection) {
-                    c.pending_dial[server as usize] = None;
+                let n = &mut self.nodes[node as usize];
+                if n.pending_dial[server as usize] == Some(connection) {
+                    n.pending_dial[server as usize] = None;
                 }
-                let ch = &mut c.channels[server as usize];
+                let ch = &mut n.channels[server as usize];
                 // Once per failed connection: a dial's waiting requests
                 // are refused with it.
                 if ch.connection() == connection && ch.state() == ConnState::Connected {
                     ch.handle_transport_error(self.now);
-                    self.after_channel(client, server);
+                    self.after_channel(node, server);
                 }
             }
-            Ev::ChannelTimer { client, server } => {
-                let c = &mut self.clients[client as usize];
-                if c.timer_at[server as usize] == Some(self.now) {
-                    c.timer_at[server as usize] = None;
-                    c.channels[server as usize].handle_timeout(self.now);
-                    self.after_channel(client, server);
+            Ev::ChannelTimer { node, server } => {
+                let n = &mut self.nodes[node as usize];
+                if n.timer_at[server as usize] == Some(self.now) {
+                    n.timer_at[server as usize] = None;
+                    n.channels[server as usize].handle_timeout(self.now);
+                    self.after_channel(node, server);
                 }
             }
             Ev::HoldEnd { acquisition } => self.hold_end(acquisition),
@@ -417,37 +456,34 @@ impl<'a> World<'a> {
         }
     }
 
-    /// One-way latency of a message between nodes `from` and `to`, drawn
-    /// from client `client`'s stream.
-    pub(super) fn latency(&mut self, client: u32, from: u32, to: u32) -> Nanos {
-        let mut t = self
-            .setup
-            .latency
-            .sample(&mut self.clients[client as usize].rng);
-        for f in &self.link_faults {
-            if f.applies(from, to, self.now) {
-                t = t + f.extra_latency;
-            }
-        }
-        t
-    }
-
     pub(super) fn push(&mut self, at: Nanos, ev: Ev) {
         self.queue.push(at.as_nanos(), ev);
     }
 
     fn at_server(&mut self, server: u32, job: Job) {
         let s = &mut self.servers[server as usize];
-        let dead = s.down || job.connection < s.floor[job.client as usize];
+        let dead = s.down || job.connection < s.floor[job.node as usize];
         if dead {
             // Connection refused (or reset by a restarted server).
-            self.refuse(server, &job);
+            self.refuse(server, job.node, job.connection);
             return;
         }
         if !s.live(&job) {
             s.cancelled.remove(&job.rpc);
             return;
         }
+        if s.paused {
+            // A frozen process accepts nothing: the stream waits in h2's
+            // accept queue until the server runs again.
+            s.pending_accept.push(job);
+            return;
+        }
+        self.accept(server, job);
+    }
+
+    /// The server's h2 layer hands the stream to the lock service.
+    fn accept(&mut self, server: u32, job: Job) {
+        let s = &mut self.servers[server as usize];
         if self.setup.convoy && job.op == super::server::Op::Lock {
             s.lock_queue.push_back(job);
         } else {
@@ -456,19 +492,69 @@ impl<'a> World<'a> {
         self.try_start(server);
     }
 
-    /// `server` refuses `job`'s connection: the client hears it one
+    /// A `RST_STREAM` reached `server`. h2 drops a stream the service has
+    /// not served; a reset of a stream still waiting to be accepted counts
+    /// against `max_pending_accept_reset_streams`, past which the server
+    /// closes the connection with `GOAWAY` (`ENHANCE_YOUR_CALM`); a reset
+    /// of a stream already accepted never does (hyperium/h2
+    /// `src/proto/streams/recv.rs`, `recv_reset`).
+    pub(super) fn cancel_at_server(&mut self, server: u32, node: u32, connection: u64, rpc: u64) {
+        let limit = self.config.reset_limit;
+        let s = &mut self.servers[server as usize];
+        if s.down || s.closed.contains(&(node, connection)) {
+            return;
+        }
+        let pending = s.pending_accept.iter().any(|j| j.rpc == rpc);
+        s.cancelled.insert(rpc);
+        if pending && s.reset_pending(node, connection) > limit {
+            // Sent once the process runs again (it is frozen now).
+            s.goaway.insert((node, connection));
+        }
+    }
+
+    /// A paused server runs again: its h2 layer reads what arrived, closes
+    /// the connections that passed the reset limit, and accepts the rest.
+    pub(super) fn resume_accepting(&mut self, server: u32) {
+        let s = &mut self.servers[server as usize];
+        let goaway = std::mem::take(&mut s.goaway);
+        s.clear_reset_counts();
+        let pending = std::mem::take(&mut s.pending_accept);
+        for &(node, connection) in &goaway {
+            self.servers[server as usize].close(node, connection);
+            if let Some(at) = self.transit(Draw::Node(node), server, node) {
+                self.push(
+                    at,
+                    Ev::GoAway {
+                        node,
+                        server,
+                        connection,
+                    },
+                );
+            }
+        }
+        for job in pending {
+            let s = &mut self.servers[server as usize];
+            if s.live(&job) {
+                self.accept(server, job);
+            } else {
+                s.cancelled.remove(&job.rpc);
+            }
+        }
+    }
+
+    /// `server` refuses node `node`'s `connection`: the node hears it one
     /// latency later.
-    pub(super) fn refuse(&mut self, server: u32, job: &Job) {
-        let node = self.clients[job.client as usize].node;
-        let back = self.latency(job.client, server, node);
-        self.push(
-            self.now + back,
-            Ev::Refused {
-                client: job.client,
-                server,
-                connection: job.connection,
-            },
-        );
+    pub(super) fn refuse(&mut self, server: u32, node: u32, connection: u64) {
+        if let Some(at) = self.transit(Draw::Node(node), server, node) {
+            self.push(
+                at,
+                Ev::Refused {
+                    node,
+                    server,
+                    connection,
+                },
+            );
+        }
     }
 
     pub(super) fn try_start(&mut self, server: u32) {
@@ -528,17 +614,17 @@ impl<'a> World<'a> {
             self.count_orphan(h);
         }
         self.arm_lease(server);
-        let node = self.clients[job.client as usize].node;
-        let back = self.latency(job.client, server, node);
-        self.push(
-            self.now + back,
-            Ev::AtClient {
-                client: job.client,
-                server,
-                rpc: job.rpc,
-                ok,
-            },
-        );
+        if let Some(at) = self.transit(Draw::Client(job.client), server, job.node) {
+            self.push(
+                at,
+                Ev::AtClient {
+                    client: job.client,
+                    server,
+                    rpc: job.rpc,
+                    ok,
+                },
+            );
+        }
     }
 
     /// A released lock's time while its client no longer wanted it.

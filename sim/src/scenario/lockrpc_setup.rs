@@ -260,11 +260,6 @@ impl Scenario {
             || "clocks".into(),
             "a lock-RPC scenario has no clocks to skew",
         )?;
-        check(
-            self.network.loss == 0.0,
-            || "network.loss".into(),
-            "a lock-RPC scenario models RPCs over a reliable transport: no loss",
-        )?;
         Ok(())
     }
 
@@ -278,11 +273,16 @@ impl Scenario {
             !self.is_lockrpc()
                 || matches!(
                     kind,
-                    FaultKind::Crash | FaultKind::Pause | FaultKind::Degrade | FaultKind::SlowLink
+                    FaultKind::Crash
+                        | FaultKind::Pause
+                        | FaultKind::Degrade
+                        | FaultKind::SlowLink
+                        | FaultKind::Partition
+                        | FaultKind::Loss
                 ),
             &path,
             &format!(
-                "`{}` does not apply to a lock-RPC scenario; use crash (a dead peer; with `duration`, it restarts), pause, degrade (`slowdown`: extra service time per RPC) or slow-link",
+                "`{}` does not apply to a lock-RPC scenario; use crash (a dead peer; with `duration`, it restarts), pause, degrade (`slowdown`: extra service time per RPC), slow-link, partition or loss",
                 kind.name()
             ),
         )
