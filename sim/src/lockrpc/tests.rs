@@ -272,3 +272,100 @@ proptest! {
         }
     }
 }
+
+/// A paused server accepts no stream: cancelled requests that wait in its
+/// accept queue count against h2's 20, and the connection is closed
+/// (GOAWAY) once it runs again. RustFS detaches instead of cancelling
+/// until its node's budget (256 per peer) is spent.
+#[test]
+fn a_paused_peer_closes_connections_only_over_resets_of_unaccepted_streams() {
+    let short = fault(FaultKind::Pause, "n1", 10, Some(6));
+    let runs = by_policy(&scenario(4, 40, lock_table(20.0), vec![short]), 5);
+    let evict = get(&runs, PolicyKind::EvictOnTimeout);
+    let rustfs = get(&runs, PolicyKind::Rustfs);
+    // 8 clients x 5 lock RPCs/s per node to n1: ~120 streams pending when
+    // the first deadlines pass, every one cancelled.
+    assert!(evict.teardowns.total() > 0, "{evict:?}");
+    // Within the budget: detached, never cancelled, no connection closed.
+    assert_eq!(rustfs.counters.aborted, 0, "{rustfs:?}");
+    assert_eq!(rustfs.teardowns.total(), 0, "{rustfs:?}");
+    // A long pause spends the budget: aborts, and then tear-downs.
+    let long = fault(FaultKind::Pause, "n1", 10, Some(30));
+    let runs = by_policy(&scenario(4, 60, lock_table(20.0), vec![long]), 5);
+    let rustfs = get(&runs, PolicyKind::Rustfs);
+    assert!(rustfs.counters.aborted > 0, "{rustfs:?}");
+    assert!(rustfs.teardowns.total() > 0, "{rustfs:?}");
+}
+
+/// A peer cut off by a partition answers no SYN and no segment: requests
+/// time out, dials fail after the 3 s connect timeout, and the breaker
+/// stops sending lock RPCs to it within its windows.
+#[test]
+fn a_black_holed_peer_is_skipped_by_the_breaker() {
+    let cut = fault(FaultKind::Partition, "n1", 10, Some(30));
+    let runs = by_policy(&scenario(4, 50, lock_table(20.0), vec![cut]), 6);
+    let rustfs = get(&runs, PolicyKind::Rustfs);
+    let breaker = get(&runs, PolicyKind::RustfsBreaker);
+    for r in &runs {
+        // A quorum of 3 of 4 survives the cut of one, but not for n1's own
+        // clients (a quarter of them, for 30 s of 50).
+        assert!(r.acquired * 10 > r.acquisitions * 8, "{:?}", r.policy);
+        assert_eq!(r.timeouts.live(), r.timeouts.healthy + r.timeouts.slow);
+    }
+    // Timeouts of n1 while cut off are of an unreachable ("dead") peer.
+    assert!(rustfs.timeouts.dead > 100, "{rustfs:?}");
+    assert!(breaker.counters.skipped > 100, "{breaker:?}");
+    // Per node, after its 3 timeouts, a probe per window (1.5 s, doubling):
+    // at most about 3 + 33 / 1.5 per node, twice for those in flight.
+    // Six channels are cut (n1 to each other node, and back), each
+    // carrying 8 clients x 20 / 4 = 40 lock RPCs a second. The breaker
+    // opens on the first deadlines, 3 s into the cut, after which the
+    // lock RPCs of 24 s or more are skipped, not sent: at least 80% of
+    // 6 x 40 x 24.
+    let per_channel = 8 * 20 / 4;
+    assert!(
+        breaker.counters.skipped * 10 >= 8 * 6 * per_channel * 24,
+        "{breaker:?}"
+    );
+    // What the breaker cannot stop is what was in flight when it opened.
+    assert!(
+        breaker.counters.timeouts.lock <= 6 * (per_channel * 3 + 2 * (3 + 33 * 2 / 3)),
+        "{breaker:?}"
+    );
+    assert_eq!(rustfs.counters.skipped, 0);
+    // After the heal, n1 serves again: the last 10 s see grants from it.
+    assert!(breaker.counters.completed > 0);
+}
+
+/// Loss on lock traffic delays messages by TCP's retransmissions; runs
+/// stay deterministic and locks are still taken.
+#[test]
+fn loss_on_lock_traffic_is_retransmitted() {
+    let lossy = Fault {
+        kind: Some(FaultKind::Loss),
+        at: Some(Nanos::from_secs(5)),
+        duration: Some(Nanos::from_secs(20)),
+        probability: Some(0.2),
+        ..Fault::default()
+    };
+    let s = scenario(4, 30, lock_table(20.0), vec![lossy]);
+    let a = by_policy(&s, 8);
+    assert_eq!(a, by_policy(&s, 8));
+    for r in &a {
+        assert!(
+            r.acquired * 10 > r.acquisitions * 9,
+            "{:?}: {r:?}",
+            r.policy
+        );
+    }
+    // 20% loss on every link: some RPCs wait a 200 ms retransmission.
+    let clean = by_policy(&scenario(4, 30, lock_table(20.0), vec![]), 8);
+    let p99 = |r: &LockOutcome| {
+        let mut l = r.latencies_us.clone();
+        l.sort_unstable();
+        l[l.len() * 99 / 100]
+    };
+    let (lossy_p99, clean_p99) = (p99(&a[1]), p99(&clean[1]));
+    assert!(lossy_p99 >= 200_000, "{lossy_p99} vs {clean_p99}");
+    assert!(clean_p99 < 100_000, "{clean_p99}");
+}
