@@ -114,10 +114,10 @@ fn row(scenario: &str, s: &LockrpcSummary) -> Vec<String> {
         s.teardowns.healthy.to_string(),
         s.teardowns.slow.to_string(),
         s.teardowns.dead.to_string(),
-        s.suppressed.to_string(),
-        s.detached.to_string(),
-        s.skipped.to_string(),
-        s.late_releases.to_string(),
+        s.counters.suppressed().to_string(),
+        s.counters.detached.to_string(),
+        s.counters.skipped.to_string(),
+        s.counters.late_releases.to_string(),
         format!("{:.3}", s.orphaned.as_secs_f64()),
         s.unlock_retries.to_string(),
         s.unlock_give_ups.to_string(),
@@ -132,7 +132,7 @@ fn row(scenario: &str, s: &LockrpcSummary) -> Vec<String> {
         s.background_dials_to_dead.to_string(),
         s.dead_dials_per_minute()
             .map_or_else(String::new, |v| format!("{v:.3}")),
-        s.offline_skipped.to_string(),
+        s.counters.offline_skipped.to_string(),
     ]
 }
 
