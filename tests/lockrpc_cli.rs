@@ -63,10 +63,113 @@ fn a_lock_run_reports_each_policy_and_the_same_bytes_for_any_jobs() {
             "{row}"
         );
     }
+    rustfs_lock_metrics_are_columns_and_a_second_table(header, &rows, &stdout);
     let html = fs::read_to_string(one.join("index.html")).unwrap();
     assert!(html.contains("lockrpc-dead-peer: lock RPCs"));
+    assert!(
+        html.contains("<b>RustFS lock metrics</b>"),
+        "no RustFS table"
+    );
+    assert!(html.contains("title=\"suppressed_peer_recently_served\">peer_recently_served</th>"));
     assert!(html.contains("data-chart=\"lockrpc\""), "no lock-RPC chart");
     assert!(one.join("charts/lockrpc-dead-peer-lockrpc.svg").exists());
+}
+
+/// RustFS's six lock metrics, one column per label.
+const RUSTFS_COLUMNS: [&str; 15] = [
+    "timeouts_lock",
+    "timeouts_unlock",
+    "timeouts_ping",
+    "timeouts_refresh",
+    "evictions_timeout",
+    "evictions_transport",
+    "suppressed_peer_recently_served",
+    "suppressed_cooling_down",
+    "detached",
+    "aborted",
+    "late_success",
+    "late_error",
+    "late_released",
+    "late_partial",
+    "late_failed",
+];
+
+/// `lockrpc.csv` of a dead-peer run has RustFS's lock metrics by label,
+/// adding up to the per-class columns, and reads as RustFS's runbook says
+/// a dead peer does: transport evictions, about one per client per 5 s
+/// cooldown under `rustfs`; the console prints them in a second table.
+fn rustfs_lock_metrics_are_columns_and_a_second_table(header: &str, rows: &[&str], stdout: &str) {
+    let names: Vec<&str> = header.split(',').collect();
+    for name in RUSTFS_COLUMNS.iter().chain(&["dead_time_s"]) {
+        assert_eq!(
+            names.iter().filter(|n| *n == name).count(),
+            1,
+            "{name} in {header}"
+        );
+    }
+    let n = |row: &str, name: &str| -> u64 {
+        column(header, row, name)
+            .parse()
+            .unwrap_or_else(|e| panic!("{name} in {row}: {e}"))
+    };
+    let sum = |row: &str, names: &[&str]| names.iter().map(|c| n(row, c)).sum::<u64>();
+    for row in rows {
+        let policy = column(header, row, "policy");
+        assert_eq!(
+            sum(row, &RUSTFS_COLUMNS[..4]),
+            sum(row, &["timeouts_healthy", "timeouts_slow", "timeouts_dead"]),
+            "{row}"
+        );
+        assert_eq!(
+            sum(row, &RUSTFS_COLUMNS[4..6]),
+            sum(
+                row,
+                &["evictions_healthy", "evictions_slow", "evictions_dead"]
+            ),
+            "{row}"
+        );
+        assert_eq!(
+            sum(row, &RUSTFS_COLUMNS[6..8]),
+            n(row, "suppressed"),
+            "{row}"
+        );
+        assert!(
+            sum(row, &RUSTFS_COLUMNS[12..]) <= n(row, "late_releases"),
+            "{row}"
+        );
+        // A crashed server refuses: its evictions are transport ones.
+        assert_eq!(n(row, "evictions_timeout"), 0, "{row}");
+        assert_eq!(column(header, row, "dead_time_s"), "90.000", "{row}");
+        if policy == "rustfs" {
+            // 32 clients x 90 s / 5 s cooldown = 576, and the failures
+            // between are cooling_down suppressions.
+            let transport = n(row, "evictions_transport");
+            assert!((570..=576).contains(&transport), "{row}");
+            assert!(n(row, "suppressed_cooling_down") > transport, "{row}");
+        }
+    }
+    let table = &stdout[stdout.find("RustFS lock metrics (").expect(stdout)..];
+    let lines: Vec<&str> = table.lines().take(7).collect();
+    assert!(lines[0].contains("crash windows 90.0 s in all"), "{table}");
+    assert!(lines[2].starts_with("policy "), "{table}");
+    for label in [
+        "peer_recently_served",
+        "cooling_down",
+        "transport",
+        "released",
+    ] {
+        assert!(lines[2].contains(label), "{label}: {table}");
+    }
+    for (line, policy) in
+        lines[3..]
+            .iter()
+            .zip(["evict-on-timeout", "rustfs", "rustfs-breaker", "dsync"])
+    {
+        assert!(line.starts_with(policy), "{table}");
+    }
+    for line in &lines[1..] {
+        assert!(line.chars().count() <= 160, "wider than 160: {line}");
+    }
 }
 
 const LOCKS: &str = r#"duration = "20s"

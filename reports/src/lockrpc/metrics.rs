@@ -1,5 +1,6 @@
 //! Per policy, pooled over a scenario's seeds.
 
+use fdlab_protocol::lockrpc::{ChannelCounters, OpCounts};
 use fdlab_protocol::Nanos;
 use fdlab_sim::lockrpc::{LockOutcome, PeerSplit};
 
@@ -16,12 +17,12 @@ pub struct LockrpcSummary {
     pub resets: PeerSplit,
     pub teardowns: PeerSplit,
     pub timeouts: PeerSplit,
-    pub suppressed: u64,
-    pub detached: u64,
-    pub skipped: u64,
-    /// Requests failed at once on an offline channel (MinIO grid).
-    pub offline_skipped: u64,
-    pub late_releases: u64,
+    /// Every channel's counters, summed over runs: RustFS's six lock
+    /// metrics by label (timeouts per op, evictions per trigger,
+    /// suppressions per verdict, detached and aborted RPCs, late
+    /// completions and late releases per outcome), breaker skips, and
+    /// requests failed at once on an offline channel (MinIO grid).
+    pub counters: ChannelCounters,
     pub acquisitions: u64,
     pub acquired: u64,
     pub failed: u64,
@@ -102,6 +103,75 @@ fn quantile(sorted: &[u32], q: f64) -> Option<Nanos> {
     Some(Nanos(u64::from(sorted[rank - 1]) * 1_000))
 }
 
+fn add_ops(sum: &mut OpCounts, c: &OpCounts) {
+    let OpCounts {
+        lock,
+        unlock,
+        ping,
+        refresh,
+    } = *c;
+    sum.lock += lock;
+    sum.unlock += unlock;
+    sum.ping += ping;
+    sum.refresh += refresh;
+}
+
+/// Adds `c` to `sum`, field by field. Destructured without `..`: a
+/// counter added to [`ChannelCounters`] fails to compile here until it is
+/// summed too.
+fn add_counters(sum: &mut ChannelCounters, c: &ChannelCounters) {
+    let ChannelCounters {
+        sent,
+        completed,
+        statuses,
+        failed,
+        timeouts,
+        evictions_timeout,
+        evictions_transport,
+        suppressed_peer_recently_served,
+        suppressed_cooling_down,
+        detached,
+        aborted,
+        late_success,
+        late_error,
+        late_releases,
+        late_released,
+        late_partial,
+        late_failed,
+        redials,
+        resets,
+        teardowns,
+        skipped,
+        offline_skipped,
+        reconnects,
+        ignored_replies,
+    } = *c;
+    add_ops(&mut sum.sent, &sent);
+    add_ops(&mut sum.timeouts, &timeouts);
+    sum.completed += completed;
+    sum.statuses += statuses;
+    sum.failed += failed;
+    sum.evictions_timeout += evictions_timeout;
+    sum.evictions_transport += evictions_transport;
+    sum.suppressed_peer_recently_served += suppressed_peer_recently_served;
+    sum.suppressed_cooling_down += suppressed_cooling_down;
+    sum.detached += detached;
+    sum.aborted += aborted;
+    sum.late_success += late_success;
+    sum.late_error += late_error;
+    sum.late_releases += late_releases;
+    sum.late_released += late_released;
+    sum.late_partial += late_partial;
+    sum.late_failed += late_failed;
+    sum.redials += redials;
+    sum.resets += resets;
+    sum.teardowns += teardowns;
+    sum.skipped += skipped;
+    sum.offline_skipped += offline_skipped;
+    sum.reconnects += reconnects;
+    sum.ignored_replies += ignored_replies;
+}
+
 /// Pools `runs` (every policy of every seed of `scenario`) per policy,
 /// in the order policies first appear.
 pub fn lockrpc_metrics(scenario: &str, runs: &[LockOutcome]) -> LockrpcMetrics {
@@ -134,11 +204,7 @@ pub fn lockrpc_metrics(scenario: &str, runs: &[LockOutcome]) -> LockrpcMetrics {
                 s.resets.merge(&r.resets);
                 s.teardowns.merge(&r.teardowns);
                 s.timeouts.merge(&r.timeouts);
-                s.suppressed += r.counters.suppressed();
-                s.detached += r.counters.detached;
-                s.skipped += r.counters.skipped;
-                s.offline_skipped += r.counters.offline_skipped;
-                s.late_releases += r.counters.late_releases;
+                add_counters(&mut s.counters, &r.counters);
                 s.acquisitions += r.acquisitions;
                 s.acquired += r.acquired;
                 s.failed += r.failed_acquisitions;

@@ -28,7 +28,7 @@ pub const LOCKRPC_CSV: &str = "lockrpc.csv";
 
 #[cfg(test)]
 mod tests {
-    use fdlab_protocol::lockrpc::{ChannelCounters, PolicyKind};
+    use fdlab_protocol::lockrpc::{ChannelCounters, OpCounts, PolicyKind};
     use fdlab_protocol::Nanos;
     use fdlab_sim::lockrpc::{DeadPeerStop, LockOutcome, PeerSplit};
 
@@ -134,7 +134,7 @@ mod tests {
             csv.lines()
                 .nth(2)
                 .unwrap()
-                .ends_with(",2,5.000000,2,0.002000,2,10,200,0,120.000,0"),
+                .contains(",2,5.000000,2,0.002000,2,10,200,0,120.000,0,100.000,"),
             "{csv}"
         );
         assert!(
@@ -145,6 +145,174 @@ mod tests {
         match lockrpc_chart_svg(&m, &Palette::default()) {
             Chart::Svg(svg) => assert!(svg.contains("data-chart=\"lockrpc\"")),
             Chart::Nothing(line) => panic!("{line}"),
+        }
+    }
+
+    /// Counters whose every field differs from every other, times `k`.
+    fn distinct_counters(k: u64) -> ChannelCounters {
+        ChannelCounters {
+            timeouts: OpCounts {
+                lock: k,
+                unlock: 2 * k,
+                ping: 3 * k,
+                refresh: 4 * k,
+            },
+            evictions_timeout: 5 * k,
+            evictions_transport: 6 * k,
+            suppressed_peer_recently_served: 7 * k,
+            suppressed_cooling_down: 8 * k,
+            detached: 9 * k,
+            aborted: 10 * k,
+            late_success: 11 * k,
+            late_error: 12 * k,
+            late_releases: 13 * k,
+            late_released: 14 * k,
+            late_partial: 15 * k,
+            late_failed: 16 * k,
+            skipped: 17 * k,
+            offline_skipped: 18 * k,
+            ..ChannelCounters::default()
+        }
+    }
+
+    #[test]
+    fn rustfs_lock_metrics_are_columns_by_label_summed_over_seeds() {
+        let mut one = outcome(PolicyKind::EvictOnTimeout, 1, Some((50, false)));
+        one.counters = distinct_counters(1);
+        let mut two = outcome(PolicyKind::EvictOnTimeout, 2, Some((50, false)));
+        two.counters = distinct_counters(100);
+        let m = lockrpc_metrics("s", &[one, two]);
+        let mut out = Vec::new();
+        tables::write_lockrpc(&mut out, std::slice::from_ref(&m)).unwrap();
+        let mut reader = csv::Reader::from_reader(out.as_slice());
+        let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 1);
+        let value = |name: &str| {
+            let i = header.iter().position(|h| h == name).expect(name);
+            assert_eq!(
+                header.iter().filter(|h| *h == name).count(),
+                1,
+                "{name} twice"
+            );
+            rows[0][i].to_string()
+        };
+        // Each field's own multiple of 1 + 100 (seeds 1 and 2 pooled).
+        let expected = [
+            ("timeouts_lock", 1),
+            ("timeouts_unlock", 2),
+            ("timeouts_ping", 3),
+            ("timeouts_refresh", 4),
+            ("evictions_timeout", 5),
+            ("evictions_transport", 6),
+            ("suppressed_peer_recently_served", 7),
+            ("suppressed_cooling_down", 8),
+            ("suppressed", 7 + 8),
+            ("detached", 9),
+            ("aborted", 10),
+            ("late_success", 11),
+            ("late_error", 12),
+            ("late_releases", 13),
+            ("late_released", 14),
+            ("late_partial", 15),
+            ("late_failed", 16),
+            ("skipped", 17),
+            ("offline_skipped", 18),
+        ];
+        for (name, v) in expected {
+            assert_eq!(value(name), (101 * v).to_string(), "{name}");
+        }
+        // Two crash windows of 50 s.
+        assert_eq!(value("dead_time_s"), "100.000");
+        // The rest of the row as before.
+        assert_eq!(value("runs"), "2");
+        assert_eq!(value("evictions_dead"), "6");
+
+        // The console's second table: the labels under their metrics, the
+        // policy's counts in the same order, within 160 characters.
+        let console = lockrpc_terminal_table(&m);
+        let at = console.find("\nRustFS lock metrics (").expect(&console);
+        let lines: Vec<&str> = console[at + 1..].lines().collect();
+        assert!(
+            lines[0].contains("all 2 clients, 2 runs summed; crash windows 100.0 s in all"),
+            "{console}"
+        );
+        let titles: Vec<&str> = lines[1]
+            .split("  ")
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect();
+        assert_eq!(
+            titles,
+            [
+                "timeouts",
+                "evictions",
+                "suppressed",
+                "timed-out RPCs",
+                "late completions",
+                "late releases"
+            ],
+            "{console}"
+        );
+        let labels: Vec<&str> = lines[2].split_whitespace().collect();
+        assert_eq!(
+            labels,
+            [
+                "policy",
+                "lock",
+                "unlock",
+                "ping",
+                "refresh",
+                "timeout",
+                "transport",
+                "peer_recently_served",
+                "cooling_down",
+                "detached",
+                "aborted",
+                "success",
+                "error",
+                "released",
+                "partial",
+                "failed"
+            ],
+            "{console}"
+        );
+        let counts: Vec<String> = lines[3].split_whitespace().map(String::from).collect();
+        let want: Vec<String> = ["evict-on-timeout".to_string()]
+            .into_iter()
+            .chain(
+                [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16].map(|v| (101 * v).to_string()),
+            )
+            .collect();
+        assert_eq!(counts, want, "{console}");
+        for line in &lines {
+            assert!(
+                line.chars().count() <= 160,
+                "{} wide: {line}",
+                line.chars().count()
+            );
+        }
+        // Each metric's name starts over its first label.
+        for (title, label) in [
+            ("evictions", "timeout"),
+            ("suppressed", "peer_recently_served"),
+        ] {
+            let (t, l) = (lines[1].find(title).unwrap(), lines[2].find(label).unwrap());
+            assert_eq!(t, l, "{title} over {label}:\n{}\n{}", lines[1], lines[2]);
+        }
+    }
+
+    #[test]
+    fn every_rustfs_label_has_its_csv_column_once() {
+        for metric in &tables::RUSTFS_METRICS {
+            for (label, _) in metric.labels {
+                let column = metric.column(label);
+                let n = tables::LOCKRPC_HEADER
+                    .iter()
+                    .filter(|h| **h == column)
+                    .count();
+                assert_eq!(n, 1, "{column}");
+            }
         }
     }
 

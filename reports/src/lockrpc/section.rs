@@ -1,10 +1,10 @@
 //! The "Lock RPCs" section of one lock-RPC scenario in `index.html` and
-//! `report.md`: the per-policy table, a key to it, the verdict and the
-//! chart of [`super::chart`].
+//! `report.md`: the per-policy table, RustFS's lock metrics by label, a
+//! key to them, the verdict and the chart of [`super::chart`].
 
 use std::fmt::Write as _;
 
-use super::tables::{cells, CONSOLE_HEADER};
+use super::tables::{cells, rustfs_caption, rustfs_cells, CONSOLE_HEADER, RUSTFS_METRICS};
 use super::LockrpcMetrics;
 use crate::charts::{xml_escape, Chart, Palette};
 use crate::html;
@@ -20,7 +20,7 @@ pub struct LockrpcSection<'a> {
 }
 
 /// What the columns mean.
-pub const KEY: [(&str, &str); 10] = [
+pub const KEY: [(&str, &str); 12] = [
     (
         "policies",
         "evict-on-timeout: tear the channel down and re-dial on every timeout, cancel the RPC; rustfs: RustFS's eviction verdicts (a peer that served within 2 deadlines is slow, not gone), detached timed-out RPCs, 5 s eviction cooldown; rustfs-breaker: rustfs plus the per-peer request breaker; dsync: MinIO dsync's refresh of held locks over a grid-like channel (a timeout never evicts; a failed connection is offline, requests fail at once while it re-dials in the background every 1 to 2 s)",
@@ -58,6 +58,14 @@ pub const KEY: [(&str, &str); 10] = [
         "dials to a crashed server (for requests and in the background) per minute it was crashed, all clients together",
     ),
     (
+        "RustFS lock metrics",
+        "RustFS's six lock-RPC metrics (rustfs_io_metrics::lock_metrics, rustfs_remote_lock_*_total), one column per label value, counted by every client's channel to every server, all seeds summed: timeouts per op (lock, unlock, ping, refresh; fdlab's clients send no health pings; refresh is dsync's); channel evictions per trigger (timeout: a deadline passed; transport: a refused dial, a reset or a GOAWAY); evictions suppressed per verdict (peer_recently_served: a deadline on a peer that completed an RPC within 2 deadlines; cooling_down: any failure within the cooldown of the last eviction); timed-out RPCs detached (left running) or aborted (cancelled: the detach budget was spent, or always under evict-on-timeout); late completions of detached RPCs (success; error: a status, an expiry or a failed connection); late releases of late grants by outcome (released, partial, failed). dsync makes no verdicts: its evictions and suppressions stay 0",
+    ),
+    (
+        "reading the RustFS metrics",
+        "as RustFS's runbook: a slow but healthy peer shows rising timeouts with peer_recently_served suppressions and at most one eviction per cooldown; a dead peer shows transport evictions once per cooldown while the connection re-dials, with cooling_down suppressions between. Every fdlab client has its own channel: once per cooldown is per client",
+    ),
+    (
         "same seeds",
         "every policy of a seed sees the same acquisitions (arrivals, lock names) and the same faults",
     ),
@@ -84,16 +92,74 @@ pub fn html_section(out: &mut String, s: &LockrpcSection<'_>, palette: &Palette,
     );
     let _ = writeln!(out, "<p class=\"meta\">{}</p>", xml_escape(&meta(m)));
     html::table(out, &CONSOLE_HEADER, m.summary.iter().map(cells), palette);
+    rustfs_html_table(out, m, palette);
     out.push_str("<ul>\n");
     for line in super::lockrpc_verdict(m) {
         let _ = writeln!(out, "<li>{}</li>", xml_escape(&line));
     }
     out.push_str("</ul>\n");
     if first {
-        html::key(out, "How to read the lock-RPC table", &KEY);
+        html::key(out, "How to read the lock-RPC tables", &KEY);
     }
     html::chart(out, &s.chart);
     out.push_str("</section>\n");
+}
+
+/// "RustFS lock metrics" in `index.html`: the metrics' names over their
+/// labels, one row per policy, a rule before each metric's first column.
+fn rustfs_html_table(out: &mut String, m: &LockrpcMetrics, palette: &Palette) {
+    const RULE: &str = "border-left:1px solid #ccc";
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\"><b>RustFS lock metrics</b> ({})</p>",
+        xml_escape(&rustfs_caption(m))
+    );
+    out.push_str(
+        "<div class=\"table\"><table class=\"rustfs\">\n<thead><tr><th rowspan=\"2\">policy</th>",
+    );
+    for metric in &RUSTFS_METRICS {
+        let _ = write!(
+            out,
+            "<th colspan=\"{}\" style=\"text-align:center;{RULE}\">{}</th>",
+            metric.labels.len(),
+            xml_escape(metric.title)
+        );
+    }
+    out.push_str("</tr>\n<tr>");
+    for metric in &RUSTFS_METRICS {
+        for (j, (label, _)) in metric.labels.iter().enumerate() {
+            let rule = if j == 0 { RULE } else { "" };
+            let _ = write!(
+                out,
+                "<th style=\"text-align:right;{rule}\" title=\"{}\">{}</th>",
+                xml_escape(&metric.column(label)),
+                xml_escape(label)
+            );
+        }
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    // Where each metric's first column is.
+    let firsts: Vec<bool> = RUSTFS_METRICS
+        .iter()
+        .flat_map(|m| (0..m.labels.len()).map(|j| j == 0))
+        .collect();
+    for s in &m.summary {
+        let _ = write!(
+            out,
+            "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+            palette.css(&s.policy),
+            xml_escape(&s.policy)
+        );
+        for (cell, first) in rustfs_cells(s).iter().zip(&firsts) {
+            if *first {
+                let _ = write!(out, "<td style=\"{RULE}\">{cell}</td>");
+            } else {
+                let _ = write!(out, "<td>{cell}</td>");
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
 }
 
 /// The section in `report.md`.
@@ -102,6 +168,25 @@ pub fn markdown_section(out: &mut String, s: &LockrpcSection<'_>) {
     let _ = writeln!(out, "## {}: lock RPCs\n", cell(&m.scenario));
     let _ = writeln!(out, "{}\n", meta(m));
     markdown::table(out, &CONSOLE_HEADER, 1, m.summary.iter().map(cells));
+    let _ = writeln!(out, "RustFS lock metrics ({}):\n", rustfs_caption(m));
+    let columns: Vec<String> = RUSTFS_METRICS
+        .iter()
+        .flat_map(|r| r.labels.iter().map(|(label, _)| r.column(label)))
+        .collect();
+    let header: Vec<&str> = ["policy"]
+        .into_iter()
+        .chain(columns.iter().map(String::as_str))
+        .collect();
+    markdown::table(
+        out,
+        &header,
+        1,
+        m.summary.iter().map(|s| {
+            let mut row = vec![s.policy.clone()];
+            row.extend(rustfs_cells(s));
+            row
+        }),
+    );
     for line in super::lockrpc_verdict(m) {
         let _ = writeln!(out, "- {line}");
     }

@@ -1,8 +1,12 @@
-//! `lockrpc.csv` (one row per scenario × policy) and the console table.
+//! `lockrpc.csv` (one row per scenario × policy) and the console tables:
+//! the policies' costs, and RustFS's six lock metrics by label
+//! ([`RUSTFS_METRICS`]).
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
+use fdlab_protocol::lockrpc::ChannelCounters;
 use fdlab_protocol::Nanos;
 
 use super::metrics::{LockrpcMetrics, LockrpcSummary};
@@ -10,8 +14,107 @@ use super::LOCKRPC_CSV;
 use crate::atomic::write_atomically;
 use crate::tables::terminal::aligned;
 
+/// One of RustFS's lock metrics (`rustfs_io_metrics::lock_metrics`): its
+/// name in the tables, the prefix of its `lockrpc.csv` columns, and its
+/// label values, each with the counter behind it.
+pub(crate) struct RustfsMetric {
+    pub title: &'static str,
+    pub prefix: &'static str,
+    pub labels: &'static [(&'static str, Counter)],
+}
+
+/// Reads one counter of a policy's summed [`ChannelCounters`].
+pub(crate) type Counter = fn(&ChannelCounters) -> u64;
+
+impl RustfsMetric {
+    /// The `lockrpc.csv` column of `label`: the prefix, then the label.
+    pub fn column(&self, label: &str) -> String {
+        format!("{}{label}", self.prefix)
+    }
+}
+
+/// RustFS's six lock metrics, in RustFS's order, with their labels.
+pub(crate) const RUSTFS_METRICS: [RustfsMetric; 6] = [
+    RustfsMetric {
+        title: "timeouts",
+        prefix: "timeouts_",
+        labels: &[
+            ("lock", |c| c.timeouts.lock),
+            ("unlock", |c| c.timeouts.unlock),
+            ("ping", |c| c.timeouts.ping),
+            ("refresh", |c| c.timeouts.refresh),
+        ],
+    },
+    RustfsMetric {
+        title: "evictions",
+        prefix: "evictions_",
+        labels: &[
+            ("timeout", |c| c.evictions_timeout),
+            ("transport", |c| c.evictions_transport),
+        ],
+    },
+    RustfsMetric {
+        title: "suppressed",
+        prefix: "suppressed_",
+        labels: &[
+            ("peer_recently_served", |c| {
+                c.suppressed_peer_recently_served
+            }),
+            ("cooling_down", |c| c.suppressed_cooling_down),
+        ],
+    },
+    RustfsMetric {
+        title: "timed-out RPCs",
+        prefix: "",
+        labels: &[("detached", |c| c.detached), ("aborted", |c| c.aborted)],
+    },
+    RustfsMetric {
+        title: "late completions",
+        prefix: "late_",
+        labels: &[("success", |c| c.late_success), ("error", |c| c.late_error)],
+    },
+    RustfsMetric {
+        title: "late releases",
+        prefix: "late_",
+        labels: &[
+            ("released", |c| c.late_released),
+            ("partial", |c| c.late_partial),
+            ("failed", |c| c.late_failed),
+        ],
+    },
+];
+
+/// The columns of [`RUSTFS_METRICS`] `lockrpc.csv` did not have before
+/// (`detached` was there), in order.
+const RUSTFS_COLUMNS: [&str; 14] = [
+    "timeouts_lock",
+    "timeouts_unlock",
+    "timeouts_ping",
+    "timeouts_refresh",
+    "evictions_timeout",
+    "evictions_transport",
+    "suppressed_peer_recently_served",
+    "suppressed_cooling_down",
+    "aborted",
+    "late_success",
+    "late_error",
+    "late_released",
+    "late_partial",
+    "late_failed",
+];
+
+/// The value of `lockrpc.csv`'s column `name` among [`RUSTFS_METRICS`].
+fn rustfs_value(c: &ChannelCounters, name: &str) -> u64 {
+    RUSTFS_METRICS
+        .iter()
+        .flat_map(|m| m.labels.iter().map(move |(label, f)| (m.column(label), f)))
+        .find(|(column, _)| column == name)
+        .map(|(_, f)| f(c))
+        .unwrap_or_else(|| panic!("{name} is no RustFS lock metric column"))
+}
+
 /// The header of `lockrpc.csv`.
-pub const LOCKRPC_HEADER: [&str; 47] = [
+pub const LOCKRPC_HEADER: [&str; 62] = [
     "scenario",
     "policy",
     "runs",
@@ -59,6 +162,22 @@ pub const LOCKRPC_HEADER: [&str; 47] = [
     "background_dials_to_dead",
     "dials_to_dead_per_minute",
     "offline_skipped",
+    "dead_time_s",
+    // RUSTFS_COLUMNS
+    "timeouts_lock",
+    "timeouts_unlock",
+    "timeouts_ping",
+    "timeouts_refresh",
+    "evictions_timeout",
+    "evictions_transport",
+    "suppressed_peer_recently_served",
+    "suppressed_cooling_down",
+    "aborted",
+    "late_success",
+    "late_error",
+    "late_released",
+    "late_partial",
+    "late_failed",
 ];
 
 /// Writes `lockrpc.csv` into `dir`.
@@ -83,7 +202,7 @@ fn secs(t: Option<Nanos>) -> String {
 }
 
 fn row(scenario: &str, s: &LockrpcSummary) -> Vec<String> {
-    vec![
+    let mut row = vec![
         scenario.to_string(),
         s.policy.clone(),
         s.runs.to_string(),
@@ -114,10 +233,10 @@ fn row(scenario: &str, s: &LockrpcSummary) -> Vec<String> {
         s.teardowns.healthy.to_string(),
         s.teardowns.slow.to_string(),
         s.teardowns.dead.to_string(),
-        s.suppressed.to_string(),
-        s.detached.to_string(),
-        s.skipped.to_string(),
-        s.late_releases.to_string(),
+        s.counters.suppressed().to_string(),
+        s.counters.detached.to_string(),
+        s.counters.skipped.to_string(),
+        s.counters.late_releases.to_string(),
         format!("{:.3}", s.orphaned.as_secs_f64()),
         s.unlock_retries.to_string(),
         s.unlock_give_ups.to_string(),
@@ -132,8 +251,15 @@ fn row(scenario: &str, s: &LockrpcSummary) -> Vec<String> {
         s.background_dials_to_dead.to_string(),
         s.dead_dials_per_minute()
             .map_or_else(String::new, |v| format!("{v:.3}")),
-        s.offline_skipped.to_string(),
-    ]
+        s.counters.offline_skipped.to_string(),
+        format!("{:.3}", s.dead_time.as_secs_f64()),
+    ];
+    row.extend(
+        RUSTFS_COLUMNS
+            .iter()
+            .map(|name| rustfs_value(&s.counters, name).to_string()),
+    );
+    row
 }
 
 /// A duration in milliseconds, or `-`.
@@ -204,17 +330,114 @@ pub(crate) const CONSOLE_HEADER: [&str; 14] = [
     "dials/min to dead peer",
 ];
 
-/// The console table: one line per policy.
+/// The console tables: the policies' costs, one line per policy, then
+/// [`rustfs_terminal_table`].
 pub fn lockrpc_terminal_table(m: &LockrpcMetrics) -> String {
     let mut rows: Vec<Vec<String>> = vec![CONSOLE_HEADER.iter().map(|h| h.to_string()).collect()];
     rows.extend(m.summary.iter().map(cells));
     format!(
-        "{} (lock RPCs: {} servers, {} clients; {} run{} per policy, same seeds and faults)\n{}",
+        "{} (lock RPCs: {} servers, {} clients; {} run{} per policy, same seeds and faults)\n{}\n{}",
         m.scenario,
         m.servers,
         m.clients,
         m.seeds,
         if m.seeds == 1 { "" } else { "s" },
-        aligned(&rows)
+        aligned(&rows),
+        rustfs_terminal_table(m)
     )
+}
+
+/// Counts of one policy, one per label of [`RUSTFS_METRICS`] in order.
+pub(crate) fn rustfs_cells(s: &LockrpcSummary) -> Vec<String> {
+    RUSTFS_METRICS
+        .iter()
+        .flat_map(|m| m.labels.iter().map(|(_, f)| f(&s.counters).to_string()))
+        .collect()
+}
+
+/// What the RustFS table's title line says after its name: whose counts,
+/// and the crash windows' time (an operator's "one transport eviction
+/// per cooldown" is read against it).
+pub(crate) fn rustfs_caption(m: &LockrpcMetrics) -> String {
+    let dead = m.summary.first().map_or(Nanos::ZERO, |s| s.dead_time);
+    let dead = if dead.is_zero() {
+        "no crash window".to_string()
+    } else {
+        format!("crash windows {:.1} s in all", dead.as_secs_f64())
+    };
+    format!(
+        "labels of rustfs_io_metrics::lock_metrics; all {} clients, {} run{} summed; {dead}",
+        m.clients,
+        m.seeds,
+        if m.seeds == 1 { "" } else { "s" }
+    )
+}
+
+/// What parts two metrics' columns in [`rustfs_terminal_table`].
+const GAP: &str = "  ";
+
+/// The second console table, "RustFS lock metrics": one line per policy,
+/// one column per label under its metric's name. Labels of one metric
+/// are one space apart, metrics two ([`GAP`]), so that the fifteen
+/// columns stay near 160 characters.
+pub fn rustfs_terminal_table(m: &LockrpcMetrics) -> String {
+    let rows: Vec<Vec<String>> = m.summary.iter().map(rustfs_cells).collect();
+    let policy_width = m
+        .summary
+        .iter()
+        .map(|s| s.policy.chars().count())
+        .chain(["policy".len()])
+        .max()
+        .unwrap_or(0);
+    // Each label's width: its values' and its own; a metric's name wider
+    // than its labels widens its first one.
+    let mut widths: Vec<usize> = Vec::new();
+    for metric in &RUSTFS_METRICS {
+        let first = widths.len();
+        for (label, _) in metric.labels {
+            let i = widths.len();
+            let values = rows.iter().map(|r| r[i].chars().count());
+            widths.push(values.chain([label.len()]).max().unwrap_or(0));
+        }
+        let span: usize = widths[first..].iter().sum::<usize>() + metric.labels.len() - 1;
+        widths[first] += metric.title.len().saturating_sub(span);
+    }
+    let line = |cells: &mut dyn Iterator<Item = String>, first: &str| {
+        let mut out = format!("{first:<policy_width$}");
+        let mut i = 0;
+        for metric in &RUSTFS_METRICS {
+            out.push_str(GAP);
+            for j in 0..metric.labels.len() {
+                if j > 0 {
+                    out.push(' ');
+                }
+                let cell = cells.next().unwrap_or_default();
+                let _ = write!(out, "{cell:>w$}", w = widths[i]);
+                i += 1;
+            }
+        }
+        out.trim_end().to_string()
+    };
+    let mut out = format!("RustFS lock metrics ({})\n", rustfs_caption(m));
+    // The metrics' names, left-aligned over their labels.
+    let mut titles = format!("{:policy_width$}", "");
+    let mut i = 0;
+    for metric in &RUSTFS_METRICS {
+        let n = metric.labels.len();
+        let span: usize = widths[i..i + n].iter().sum::<usize>() + n - 1;
+        let _ = write!(titles, "{GAP}{:<span$}", metric.title);
+        i += n;
+    }
+    out.push_str(titles.trim_end());
+    out.push('\n');
+    let mut labels = RUSTFS_METRICS
+        .iter()
+        .flat_map(|m| m.labels.iter().map(|(l, _)| l.to_string()));
+    out.push_str(&line(&mut labels, "policy"));
+    out.push('\n');
+    for (s, row) in m.summary.iter().zip(rows) {
+        out.push_str(&line(&mut row.into_iter(), &s.policy));
+        out.push('\n');
+    }
+    out
 }
