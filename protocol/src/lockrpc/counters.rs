@@ -26,6 +26,21 @@ impl OpCounts {
     pub fn total(&self) -> u64 {
         self.lock + self.unlock + self.ping + self.refresh
     }
+
+    /// Adds `other`, field by field. Destructured without `..`: a count
+    /// added to the struct fails to compile here until it is summed too.
+    pub fn add_all(&mut self, other: &OpCounts) {
+        let OpCounts {
+            lock,
+            unlock,
+            ping,
+            refresh,
+        } = *other;
+        self.lock += lock;
+        self.unlock += unlock;
+        self.ping += ping;
+        self.refresh += refresh;
+    }
 }
 
 /// RustFS's six metrics, and fdlab's additions.
@@ -75,6 +90,60 @@ pub struct ChannelCounters {
 }
 
 impl ChannelCounters {
+    /// Adds `c`, field by field (every channel of a run, every run of a
+    /// policy). Destructured without `..`: a counter added to the struct
+    /// fails to compile here until it is summed too.
+    pub fn add(&mut self, c: &ChannelCounters) {
+        let ChannelCounters {
+            sent,
+            completed,
+            statuses,
+            failed,
+            timeouts,
+            evictions_timeout,
+            evictions_transport,
+            suppressed_peer_recently_served,
+            suppressed_cooling_down,
+            detached,
+            aborted,
+            late_success,
+            late_error,
+            late_releases,
+            late_released,
+            late_partial,
+            late_failed,
+            redials,
+            teardowns,
+            skipped,
+            offline_skipped,
+            reconnects,
+            ignored_replies,
+        } = *c;
+        self.sent.add_all(&sent);
+        self.timeouts.add_all(&timeouts);
+        self.completed += completed;
+        self.statuses += statuses;
+        self.failed += failed;
+        self.evictions_timeout += evictions_timeout;
+        self.evictions_transport += evictions_transport;
+        self.suppressed_peer_recently_served += suppressed_peer_recently_served;
+        self.suppressed_cooling_down += suppressed_cooling_down;
+        self.detached += detached;
+        self.aborted += aborted;
+        self.late_success += late_success;
+        self.late_error += late_error;
+        self.late_releases += late_releases;
+        self.late_released += late_released;
+        self.late_partial += late_partial;
+        self.late_failed += late_failed;
+        self.redials += redials;
+        self.teardowns += teardowns;
+        self.skipped += skipped;
+        self.offline_skipped += offline_skipped;
+        self.reconnects += reconnects;
+        self.ignored_replies += ignored_replies;
+    }
+
     pub fn evictions(&self) -> u64 {
         self.evictions_timeout + self.evictions_transport
     }

@@ -1,6 +1,6 @@
 //! Per policy, pooled over a scenario's seeds.
 
-use fdlab_protocol::lockrpc::{ChannelCounters, OpCounts};
+use fdlab_protocol::lockrpc::ChannelCounters;
 use fdlab_protocol::Nanos;
 use fdlab_sim::lockrpc::{LockOutcome, PeerSplit};
 
@@ -103,75 +103,6 @@ fn quantile(sorted: &[u32], q: f64) -> Option<Nanos> {
     Some(Nanos(u64::from(sorted[rank - 1]) * 1_000))
 }
 
-fn add_ops(sum: &mut OpCounts, c: &OpCounts) {
-    let OpCounts {
-        lock,
-        unlock,
-        ping,
-        refresh,
-    } = *c;
-    sum.lock += lock;
-    sum.unlock += unlock;
-    sum.ping += ping;
-    sum.refresh += refresh;
-}
-
-/// Adds `c` to `sum`, field by field. Destructured without `..`: a
-/// counter added to [`ChannelCounters`] fails to compile here until it is
-/// summed too.
-fn add_counters(sum: &mut ChannelCounters, c: &ChannelCounters) {
-    let ChannelCounters {
-        sent,
-        completed,
-        statuses,
-        failed,
-        timeouts,
-        evictions_timeout,
-        evictions_transport,
-        suppressed_peer_recently_served,
-        suppressed_cooling_down,
-        detached,
-        aborted,
-        late_success,
-        late_error,
-        late_releases,
-        late_released,
-        late_partial,
-        late_failed,
-        redials,
-        resets,
-        teardowns,
-        skipped,
-        offline_skipped,
-        reconnects,
-        ignored_replies,
-    } = *c;
-    add_ops(&mut sum.sent, &sent);
-    add_ops(&mut sum.timeouts, &timeouts);
-    sum.completed += completed;
-    sum.statuses += statuses;
-    sum.failed += failed;
-    sum.evictions_timeout += evictions_timeout;
-    sum.evictions_transport += evictions_transport;
-    sum.suppressed_peer_recently_served += suppressed_peer_recently_served;
-    sum.suppressed_cooling_down += suppressed_cooling_down;
-    sum.detached += detached;
-    sum.aborted += aborted;
-    sum.late_success += late_success;
-    sum.late_error += late_error;
-    sum.late_releases += late_releases;
-    sum.late_released += late_released;
-    sum.late_partial += late_partial;
-    sum.late_failed += late_failed;
-    sum.redials += redials;
-    sum.resets += resets;
-    sum.teardowns += teardowns;
-    sum.skipped += skipped;
-    sum.offline_skipped += offline_skipped;
-    sum.reconnects += reconnects;
-    sum.ignored_replies += ignored_replies;
-}
-
 /// Pools `runs` (every policy of every seed of `scenario`) per policy,
 /// in the order policies first appear.
 pub fn lockrpc_metrics(scenario: &str, runs: &[LockOutcome]) -> LockrpcMetrics {
@@ -204,7 +135,7 @@ pub fn lockrpc_metrics(scenario: &str, runs: &[LockOutcome]) -> LockrpcMetrics {
                 s.resets.merge(&r.resets);
                 s.teardowns.merge(&r.teardowns);
                 s.timeouts.merge(&r.timeouts);
-                add_counters(&mut s.counters, &r.counters);
+                s.counters.add(&r.counters);
                 s.acquisitions += r.acquisitions;
                 s.acquired += r.acquired;
                 s.failed += r.failed_acquisitions;

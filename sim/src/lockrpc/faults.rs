@@ -1,8 +1,8 @@
 //! Faults on the lock servers (crash, restart, pause, degrade), the
-//! dead-peer windows they open, and the summing of every channel's
-//! counters at the end of a run.
+//! dead-peer windows they open, and how a peer is classed (healthy,
+//! slow, dead or cut off).
 
-use fdlab_protocol::lockrpc::{BreakerState, ChannelCounters};
+use fdlab_protocol::lockrpc::BreakerState;
 use fdlab_protocol::Nanos;
 
 use super::outcome::{DeadPeerStop, PeerClass};
@@ -149,39 +149,4 @@ impl World<'_> {
             PeerClass::Healthy
         }
     }
-}
-
-pub(super) fn add_counters(sum: &mut ChannelCounters, c: &ChannelCounters) {
-    macro_rules! add {
-        ($($f:ident).+) => { sum.$($f).+ += c.$($f).+; };
-    }
-    add!(sent.lock);
-    add!(sent.unlock);
-    add!(sent.ping);
-    add!(sent.refresh);
-    add!(completed);
-    add!(statuses);
-    add!(failed);
-    add!(timeouts.lock);
-    add!(timeouts.unlock);
-    add!(timeouts.ping);
-    add!(timeouts.refresh);
-    add!(evictions_timeout);
-    add!(evictions_transport);
-    add!(suppressed_peer_recently_served);
-    add!(suppressed_cooling_down);
-    add!(detached);
-    add!(aborted);
-    add!(late_success);
-    add!(late_error);
-    add!(late_releases);
-    add!(late_released);
-    add!(late_partial);
-    add!(late_failed);
-    add!(redials);
-    add!(teardowns);
-    add!(skipped);
-    add!(offline_skipped);
-    add!(reconnects);
-    add!(ignored_replies);
 }

@@ -347,7 +347,7 @@ impl<'a> World<'a> {
         let mut counters = ChannelCounters::default();
         for n in &self.nodes {
             for ch in &n.channels {
-                super::faults::add_counters(&mut counters, ch.counters());
+                counters.add(ch.counters());
             }
         }
         self.out.counters = counters;
