@@ -222,3 +222,62 @@ fn bad_lockrpc_keys_are_one_error_with_file_line_and_key() {
     ];
     assert_mutations_fail_and_base_runs(dir.path(), LOCKS, &cases, "lockrpc.csv");
 }
+
+/// The operators' readings of RustFS's runbook on the two built-ins taken
+/// from its issues: #7962's load (a high-rate client and a slow peer)
+/// under `rustfs` times out at the client's rate with no connection torn
+/// down, while `evict-on-timeout` re-dials in a storm; #7363's stall
+/// (a frozen peer) closes connections only where resets of streams the
+/// frozen server never accepted pass h2's limit.
+#[test]
+fn the_rustfs_issues_read_as_the_runbook_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("7962");
+    run_ok("lockrpc-rate-7962", "1", "2", &out);
+    let csv = fs::read_to_string(out.join("lockrpc.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    let row = |policy: &str| {
+        csv.lines()
+            .find(|l| column(header, l, "policy") == policy)
+            .unwrap_or_else(|| panic!("{policy} in {csv}"))
+            .to_string()
+    };
+    let f = |row: &str, name: &str| -> f64 { column(header, row, name).parse().unwrap() };
+    let rustfs = row("rustfs");
+    // Every client sends n1 1,300 lock RPCs a second; n1 is slow for 60 s.
+    let per_client_second = f(&rustfs, "timeouts_lock") / f(&rustfs, "clients") / 60.0;
+    assert!(per_client_second >= 650.0, "{per_client_second}: {rustfs}");
+    for name in ["teardowns_healthy", "teardowns_slow", "teardowns_dead"] {
+        assert_eq!(f(&rustfs, name), 0.0, "{name}: {rustfs}");
+    }
+    // Slow, not dead: the suppressions follow the timeouts.
+    assert!(
+        f(&rustfs, "suppressed_peer_recently_served") >= 0.9 * f(&rustfs, "timeouts_lock"),
+        "{rustfs}"
+    );
+    let evict = row("evict-on-timeout");
+    assert!(
+        f(&evict, "redials_per_minute") > 1_000.0 * f(&rustfs, "redials_per_minute").max(1.0),
+        "{evict}"
+    );
+
+    let out = dir.path().join("7363");
+    run_ok("lockrpc-reconnect-storm", "1", "2", &out);
+    let csv = fs::read_to_string(out.join("lockrpc.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    for l in csv.lines().skip(1) {
+        let policy = column(header, l, "policy");
+        let teardowns: f64 = ["teardowns_healthy", "teardowns_slow", "teardowns_dead"]
+            .iter()
+            .map(|c| column(header, l, c).parse::<f64>().unwrap())
+            .sum();
+        let aborted: f64 = column(header, l, "aborted").parse().unwrap();
+        // Connection tear-downs only where RPCs were cancelled.
+        if aborted == 0.0 {
+            assert_eq!(teardowns, 0.0, "{policy}: {l}");
+        }
+        if policy == "evict-on-timeout" {
+            assert!(teardowns > 0.0, "{l}");
+        }
+    }
+}

@@ -157,6 +157,14 @@ const BUILTIN: &[(&str, &str)] = &[
         "lockrpc-slow-link",
         include_str!("../builtin/lockrpc-slow-link.toml"),
     ),
+    (
+        "lockrpc-reconnect-storm",
+        include_str!("../builtin/lockrpc-reconnect-storm.toml"),
+    ),
+    (
+        "lockrpc-rate-7962",
+        include_str!("../builtin/lockrpc-rate-7962.toml"),
+    ),
 ];
 
 /// `(name, TOML text)` of every built-in scenario, in a stable order (the
