@@ -57,6 +57,7 @@ mod tests {
                 healthy: 600,
             },
             resets: PeerSplit::default(),
+            unsent_cancels: 0,
             teardowns: PeerSplit::default(),
             timeouts: PeerSplit {
                 dead: 0,

@@ -17,7 +17,7 @@
 //! grant on one server, so `partial` (some of a batch released) does not
 //! occur here.
 
-use fdlab_protocol::lockrpc::LateReleaseOutcome;
+use fdlab_protocol::lockrpc::{Disconnect, LateReleaseOutcome};
 use fdlab_protocol::Nanos;
 
 use super::world::{Ev, What, World};
@@ -50,12 +50,13 @@ impl World<'_> {
             server,
             attempts: 0,
         };
+        let budget = self.rustfs_releases();
         let Some(a) = self.acqs.get_mut(&acquisition) else {
             return;
         };
         let node = self.clients[a.client as usize].node as usize;
         let in_flight = &mut self.nodes[node].late_in_flight[server as usize];
-        if *in_flight >= LATE_RELEASE_IN_FLIGHT_LIMIT {
+        if budget && *in_flight >= LATE_RELEASE_IN_FLIGHT_LIMIT {
             self.nodes[node].channels[server as usize]
                 .record_late_release(LateReleaseOutcome::Failed);
             return;
@@ -91,7 +92,9 @@ impl World<'_> {
         let Some(r) = self.late_releases.get(&release).copied() else {
             return;
         };
-        let retry = LATE_RELEASE_RETRIES.get(r.attempts as usize - 1);
+        let retry = LATE_RELEASE_RETRIES
+            .get(r.attempts as usize - 1)
+            .filter(|_| self.rustfs_releases());
         let outcome = match (failed, retry) {
             (true, Some(&wait)) => {
                 self.push(self.now + wait, Ev::LateReleaseRetry { rpc: release });
@@ -116,5 +119,13 @@ impl World<'_> {
 
     pub(super) fn late_release_retry(&mut self, rpc: u64) {
         self.late_release_attempt(rpc);
+    }
+
+    /// Whether late releases follow RustFS (a budget, retries). MinIO's
+    /// dsync (grid's channel, which goes offline) releases an abandoned
+    /// grant with one `sendRelease` and no budget (`drwmutex.go:532-543`,
+    /// `:698-728`).
+    fn rustfs_releases(&self) -> bool {
+        self.config.disconnect == Disconnect::Redial
     }
 }
