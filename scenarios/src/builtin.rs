@@ -241,12 +241,14 @@ mod tests {
             }
             assert!(!name.starts_with("placement-"), "{name} has no [placement]");
             // Lock RPCs (SPEC §10): 4 nodes x 8 clients under all four
-            // policies, short enough for the default suite.
+            // policies, short enough for the default suite; #7962's load
+            // is one high-rate client per node.
             if scenario.is_lockrpc() {
                 assert!(name.starts_with("lockrpc-"), "{name}");
                 let l = scenario.lockrpc.as_ref().unwrap();
                 assert_eq!(scenario.topology.node_names().len(), 4, "{name}");
-                assert_eq!(l.clients_per_node, 8, "{name}");
+                let clients = if name == "lockrpc-rate-7962" { 1 } else { 8 };
+                assert_eq!(l.clients_per_node, clients, "{name}");
                 assert_eq!(l.kinds().len(), 4, "{name}");
                 assert!(scenario.duration.as_secs_f64() <= 240.0, "{name} is short");
                 continue;
