@@ -247,7 +247,7 @@ mod tests {
                 assert!(name.starts_with("lockrpc-"), "{name}");
                 let l = scenario.lockrpc.as_ref().unwrap();
                 assert_eq!(scenario.topology.node_names().len(), 4, "{name}");
-                let clients = if name == "lockrpc-rate-7962" { 1 } else { 8 };
+                let clients = if *name == "lockrpc-rate-7962" { 1 } else { 8 };
                 assert_eq!(l.clients_per_node, clients, "{name}");
                 assert_eq!(l.kinds().len(), 4, "{name}");
                 assert!(scenario.duration.as_secs_f64() <= 240.0, "{name} is short");
