@@ -222,8 +222,10 @@ pub struct ChannelConfig {
     /// A detached RPC that has not completed this long after it was sent
     /// ends on its own, as an error (the transport's own RPC timeout).
     pub detached_expiry: Nanos,
-    /// Cancelled streams (resets) a connection takes since its last reply;
-    /// one more and the server tears it down (`GOAWAY too_many_resets`).
+    /// The server's h2 limit: streams reset while still pending accept
+    /// that may wait in its accept queue; one more and it closes the
+    /// connection (`GOAWAY ENHANCE_YOUR_CALM too_many_resets`). Applied by
+    /// the host's simulated server, not by the channel.
     pub reset_limit: u32,
     /// What a failed connection does to the requests that follow.
     pub disconnect: Disconnect,

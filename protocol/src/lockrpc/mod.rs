@@ -29,7 +29,8 @@
 //! - issues rustfs/rustfs#7363 (reset / GOAWAY / re-dial storm), #7962
 //!   (hours of timeouts against a slow peer), #4567 (statuses are not
 //!   transport failures); PR #7970 (the request breaker);
-//! - h2 `DEFAULT_MAX_PENDING_ACCEPT_RESET_STREAMS` = 20 (`reset_limit`);
+//! - h2 v0.4.18 `DEFAULT_REMOTE_RESET_STREAM_MAX` = 20 (`reset_limit`, the
+//!   server's limit; see deviation 2);
 //! - minio/minio `internal/dsync/drwmutex.go` (refresh interval and call
 //!   deadline, `refreshLock`'s rule, write quorum) and
 //!   `cmd/lock-rest-server.go` (1 min lock validity).
@@ -37,11 +38,14 @@
 //! Deviations from the sources, and modelling choices:
 //! 1. RustFS keeps one health record per peer address, shared by every
 //!    client task of a process; a [`PeerChannel`] is that record plus the
-//!    connection, for one client and one peer.
-//! 2. Resets: h2 counts remotely reset streams still waiting in the
-//!    server's accept queue; fdlab counts a connection's resets since its
-//!    last reply (any reply shows the server accepting streams again) and
-//!    tears it down at `reset_limit + 1`.
+//!    connection, for one process (node) and one peer. The host shares it
+//!    among the node's clients.
+//! 2. Resets: whether resets close a connection is h2's server-side rule
+//!    (h2 v0.4.18 `src/proto/streams/recv.rs` `recv_reset`: only streams
+//!    reset while pending accept count, GOAWAY past
+//!    `DEFAULT_REMOTE_RESET_STREAM_MAX` = 20, `src/proto/mod.rs:34`); the
+//!    host's simulated server applies it and tells the channel through
+//!    [`PeerChannel::handle_goaway`]. `reset_limit` is that server's limit.
 //! 3. A tear-down or transport error fails every RPC in flight on the
 //!    connection, each judged as a transport failure (RustFS sees each
 //!    stream's error separately, with the same result); detached RPCs on it
@@ -49,13 +53,18 @@
 //!    verdict kept the channel (tonic re-connects a broken channel by
 //!    itself); only `Evict` counts as an eviction.
 //! 4. A detached RPC that gets no reply ends as a late error
-//!    `detached_expiry` (10 s, the internode RPC timeout of the RustFS
-//!    issues) after it was sent; RustFS relies on the transport for this.
-//! 5. RustFS also releases on a late *error* (the server may have granted
-//!    the lock); fdlab releases only late grants (SPEC §10) and leaves the
-//!    rest to the server lease. Late releases' retries and their in-flight
-//!    budget (RustFS: 100 ms, 500 ms, 1 s; 32) belong to the host, which
-//!    reports outcomes through `record_late_release`.
+//!    `detached_expiry` after it was sent: RustFS's internode RPC timeout,
+//!    30 s (`crates/config/src/constants/internode.rs:40` at 20d1266). The
+//!    newest `remote_locker.rs` (PR #7970) also sets a 3 s gRPC deadline
+//!    on lock RPCs, which would end them sooner; not followed.
+//! 5. Release: after a late grant, a late error, an abort or a transport
+//!    failure of a Lock RPC (`late_release_hook`,
+//!    `late_release_failure_hook` in the #7970 `remote_locker.rs`) the
+//!    channel asks for a release ([`ChannelEvent::Release`]); a channel
+//!    that goes offline (MinIO grid) asks only after a late grant
+//!    (`drwmutex.go:532-543`). The retries (100 ms, 500 ms, 1 s) and the
+//!    in-flight budget (32) belong to the host, which reports outcomes
+//!    through `record_late_release`.
 //! 6. The breaker's first window is a key (`breaker.first_window`, 1.5 s =
 //!    the 3 s deadline / 2), not derived from the deadline; RustFS's
 //!    in-flight admission limit while degraded is not modelled.

@@ -308,10 +308,7 @@ mod tests {
         for metric in &tables::RUSTFS_METRICS {
             for (label, _) in metric.labels {
                 let column = metric.column(label);
-                let n = tables::LOCKRPC_HEADER
-                    .iter()
-                    .filter(|h| **h == column)
-                    .count();
+                let n = tables::lockrpc_header().filter(|h| *h == column).count();
                 assert_eq!(n, 1, "{column}");
             }
         }

@@ -113,8 +113,8 @@ fn rustfs_value(c: &ChannelCounters, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("{name} is no RustFS lock metric column"))
 }
 
-/// The header of `lockrpc.csv`.
-pub const LOCKRPC_HEADER: [&str; 62] = [
+/// The columns of `lockrpc.csv` before [`RUSTFS_COLUMNS`].
+const BASE_COLUMNS: [&str; 48] = [
     "scenario",
     "policy",
     "runs",
@@ -163,22 +163,12 @@ pub const LOCKRPC_HEADER: [&str; 62] = [
     "dials_to_dead_per_minute",
     "offline_skipped",
     "dead_time_s",
-    // RUSTFS_COLUMNS
-    "timeouts_lock",
-    "timeouts_unlock",
-    "timeouts_ping",
-    "timeouts_refresh",
-    "evictions_timeout",
-    "evictions_transport",
-    "suppressed_peer_recently_served",
-    "suppressed_cooling_down",
-    "aborted",
-    "late_success",
-    "late_error",
-    "late_released",
-    "late_partial",
-    "late_failed",
 ];
+
+/// The header of `lockrpc.csv`: [`BASE_COLUMNS`], then [`RUSTFS_COLUMNS`].
+pub fn lockrpc_header() -> impl Iterator<Item = &'static str> {
+    BASE_COLUMNS.into_iter().chain(RUSTFS_COLUMNS)
+}
 
 /// Writes `lockrpc.csv` into `dir`.
 pub fn write_lockrpc_table(dir: &Path, metrics: &[LockrpcMetrics]) -> io::Result<()> {
@@ -188,7 +178,7 @@ pub fn write_lockrpc_table(dir: &Path, metrics: &[LockrpcMetrics]) -> io::Result
 /// Writes the rows of `lockrpc.csv` into `out`.
 pub fn write_lockrpc(out: &mut dyn Write, metrics: &[LockrpcMetrics]) -> io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
-    w.write_record(LOCKRPC_HEADER)?;
+    w.write_record(lockrpc_header())?;
     for m in metrics {
         for s in &m.summary {
             w.write_record(row(&m.scenario, s))?;

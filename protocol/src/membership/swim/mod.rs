@@ -37,6 +37,8 @@ pub mod suspicion;
 pub(crate) mod updates;
 
 #[cfg(test)]
+mod memberlist_tests;
+#[cfg(test)]
 mod network_tests;
 #[cfg(test)]
 mod proptests;
