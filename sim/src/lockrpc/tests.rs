@@ -231,7 +231,7 @@ proptest! {
         rate in 1.0f64..60.0,
         workers in 1u32..=4,
         convoy in any::<bool>(),
-        kind in 0usize..5,
+        kind in 0usize..7,
         at in 0u64..20,
         length in 1u64..15,
         slowdown_ms in 0u64..3_000,
@@ -254,10 +254,17 @@ proptest! {
                 f.slowdown = Some(Nanos::from_millis(slowdown_ms));
                 faults.push(f);
             }
-            _ => {
+            4 => {
                 let mut f = fault(FaultKind::SlowLink, &node, at, Some(length));
                 f.node = None;
                 f.extra_latency = Some(Nanos::from_millis(slowdown_ms));
+                faults.push(f);
+            }
+            5 => faults.push(fault(FaultKind::Partition, &node, at, Some(length))),
+            _ => {
+                let mut f = fault(FaultKind::Loss, &node, at, Some(length));
+                f.node = None;
+                f.probability = Some(slowdown_ms as f64 / 3_000.0);
                 faults.push(f);
             }
         }
@@ -269,6 +276,13 @@ proptest! {
             prop_assert!(r.acquired + r.failed_acquisitions <= r.acquisitions);
             prop_assert_eq!(r.latencies_us.len() as u64, r.acquired);
             prop_assert!(r.live_server_time <= Nanos(30_000_000_000 * u64::from(nodes)));
+            let c = &r.counters;
+            // Every timeout is detached or aborted; an abort is a reset
+            // sent, or a request dropped before it left.
+            prop_assert_eq!(c.detached + c.aborted, c.timeouts.total());
+            prop_assert_eq!(c.aborted, r.resets.total() + r.unsent_cancels);
+            prop_assert_eq!(c.teardowns, r.teardowns.total());
+            prop_assert!(c.late_released + c.late_partial + c.late_failed <= c.late_releases);
         }
     }
 }
