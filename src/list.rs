@@ -128,7 +128,8 @@ fn faults() -> Result<(), String> {
     );
     say!("  partition: shapes (of isolate, halves, bridge); loss: bursty (a share), burst and gap = [least, most]");
     say!("[properties] (fdlab swarm: what every run must satisfy): detect_within, no_false_failed, recover_within,");
-    say!("  no_live_declared_dead, converge_within, placement_split_within (a duration, true, or false for off)");
+    say!("  no_live_declared_dead, converge_within, placement_split_within; lock RPCs: stop_using_dead_within,");
+    say!("  no_healthy_evicted (a duration, true, or false for off)");
     say!("Top level: description, duration, seeds, name");
     Ok(())
 }

@@ -34,6 +34,8 @@ fn list_faults_names_every_fault_kind_with_keys_the_validator_takes() {
         "s0.0",
         "[swarm.<kind>]",
         "placement_split_within",
+        "stop_using_dead_within",
+        "no_healthy_evicted",
     ] {
         assert!(stdout.contains(key), "{key} missing");
     }

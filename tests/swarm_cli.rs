@@ -25,6 +25,10 @@ const CRASHES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/scenarios/swarm/mesh-crashes.toml"
 );
+const LOCK: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/scenarios/swarm/lock-dead-peers.toml"
+);
 
 /// `fdlab swarm SCENARIO --runs N --jobs J --out DIR [extra]`.
 fn swarm(
@@ -153,6 +157,46 @@ fn decay_false_failed_after_a_freeze_is_found_and_shrunk_to_that_freeze() {
         !failed_after.is_empty(),
         "no Failed after {end} in the trace"
     );
+}
+
+/// SPEC §10 in a swarm: lock-server crashes longer than the bound are
+/// violations by the policies that keep dialling a dead peer (`rustfs`,
+/// `evict-on-timeout`), never by the breaker or `dsync`; each is shrunk
+/// to one crash, and its reproducer runs with `fdlab run`.
+#[test]
+fn a_lock_swarm_finds_the_policies_that_keep_using_a_dead_peer() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = swarm(LOCK, "12", "2", &out, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let rows = findings(&out);
+    let who: Vec<&str> = rows.iter().map(|r| field(r, "subject")).collect();
+    assert!(who.contains(&"rustfs"), "{who:?}");
+    assert!(who.contains(&"evict-on-timeout"), "{who:?}");
+    assert!(!who.contains(&"rustfs-breaker"), "{who:?}");
+    assert!(!who.contains(&"dsync"), "{who:?}");
+    for r in &rows {
+        assert_eq!(field(r, "property"), "stop_using_dead_within");
+        assert_eq!(field(r, "minimal_faults"), "1", "{r:?}");
+        let replay = field(r, "replay");
+        assert!(replay.starts_with("fdlab run "), "{replay}");
+        let file = out.join(field(r, "minimal_file"));
+        let run = fdlab(&[
+            "run",
+            file.to_str().unwrap(),
+            "--seed",
+            arg_after(replay, "--seed"),
+            "--out",
+            dir.path().join("replay").to_str().unwrap(),
+        ]);
+        assert!(run.status.success(), "{}", text(&run.stderr));
+        // The policy never stopped dialling the crashed server.
+        assert!(
+            text(&run.stdout).contains("(0/1 stopped)"),
+            "{}",
+            text(&run.stdout)
+        );
+    }
 }
 
 #[test]
@@ -299,7 +343,38 @@ fn bad_input_is_one_error_and_no_file() {
         assert_one_error_line(&o, needles);
         assert!(!out.exists(), "{table}: wrote {}", out.display());
     }
-    let arg_cases: [(&[&str], &[&str]); 4] = [
+    // A lock scenario's properties are its own; its swarm draws only the
+    // faults a lock run takes.
+    let lock_with = |table: &str| {
+        let path = dir.path().join("l.toml");
+        let base = fs::read_to_string(LOCK).unwrap();
+        let cut = base.find("[swarm]").unwrap();
+        fs::write(&path, format!("{}{table}\n", &base[..cut])).unwrap();
+        path
+    };
+    let lock_cases: [(&str, &[&str]); 2] = [
+        (
+            "[properties]\ndetect_within = \"30s\"",
+            &["`properties.detect_within`", "a lock-RPC scenario"],
+        ),
+        (
+            "[swarm]\nkinds = [\"clock\"]",
+            &["`swarm.kinds[0]`", "does not apply to a lock-RPC scenario"],
+        ),
+    ];
+    for (table, needles) in lock_cases {
+        let path = lock_with(table);
+        let o = swarm(path.to_str().unwrap(), "3", "1", &out, &[]);
+        assert_one_error_line(&o, needles);
+        assert!(!out.exists(), "{table}: wrote {}", out.display());
+    }
+    let path = with("[properties]\nstop_using_dead_within = \"30s\"");
+    let o = swarm(path.to_str().unwrap(), "3", "1", &out, &[]);
+    assert_one_error_line(
+        &o,
+        &["`properties.stop_using_dead_within`", "lock-RPC scenarios"],
+    );
+    let arg_cases: [(&[&str], &[&str]); 3] = [
         (
             &["swarm", FREEZES, "--runs", "0"],
             &["--runs: must be at least 1"],
@@ -311,10 +386,6 @@ fn bad_input_is_one_error_and_no_file() {
         (
             &["swarm", FREEZES, "--runs", "3", "--time-budget", "soon"],
             &["--time-budget", "unknown unit"],
-        ),
-        (
-            &["swarm", "lockrpc-dead-peer", "--runs", "3"],
-            &["lock-RPC scenario is not supported"],
         ),
     ];
     for (args, needles) in arg_cases {

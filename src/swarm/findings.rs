@@ -199,6 +199,10 @@ fn focus(v: &Violation) -> Focus {
 /// `fdlab replay FILE --seed S`, with the pair the violation is about (a
 /// detector's) or its judge (a cluster's).
 fn replay_args(file: &str, seed: u64, v: &Violation, s: &ValidScenario) -> String {
+    if s.is_lockrpc() {
+        // A lock run has no pair to replay: its report shows the policy.
+        return format!("fdlab run {file} --seed {seed}");
+    }
     let mut cmd = format!("fdlab replay {file} --seed {seed}");
     if s.is_membership() {
         cmd.push_str(&format!(" --judge {}", v.subject));
@@ -230,6 +234,8 @@ fn explicit(checks: &[Check], kind: SwarmKind) -> PropertySetup {
         no_live_declared_dead: flag(Property::NoLiveDeclaredDead),
         converge_within: bound(Property::ConvergeWithin),
         placement_split_within: bound(Property::PlacementSplitWithin),
+        stop_using_dead_within: bound(Property::StopUsingDeadWithin),
+        no_healthy_evicted: flag(Property::NoHealthyEvicted),
     }
 }
 

@@ -9,12 +9,14 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use fdlab_reports::swarm::output::SwarmRun;
-use fdlab_reports::swarm::{check_cluster, check_detectors, check_placement, Violation};
+use fdlab_reports::swarm::{
+    check_cluster, check_detectors, check_lock, check_placement, Violation,
+};
 use fdlab_sim::outcome::FaultRecord;
 use fdlab_sim::scenario::{Check, Property, SwarmSetup};
 use fdlab_sim::swarm::{self, Oracle};
 use fdlab_sim::valid::ValidScenario;
-use fdlab_sim::{engine, membership, placement};
+use fdlab_sim::{engine, lockrpc, membership, placement};
 use rayon::prelude::*;
 
 use crate::simulate::progress;
@@ -53,6 +55,9 @@ pub fn check_run(
     checks: &[Check],
     judge: Option<&str>,
 ) -> Result<Checked, String> {
+    if scenario.is_lockrpc() {
+        return Ok(check_lock_run(scenario, seed, checks, judge));
+    }
     if scenario.is_membership() {
         let mut out = Checked {
             violations: Vec::new(),
@@ -85,6 +90,35 @@ pub fn check_run(
         faults: o.faults,
         events: o.events,
     })
+}
+
+/// A lock-RPC scenario's run: each policy (only `policy`, if given) on
+/// `seed`, checked.
+fn check_lock_run(
+    scenario: &ValidScenario,
+    seed: u64,
+    checks: &[Check],
+    policy: Option<&str>,
+) -> Checked {
+    let mut out = Checked {
+        violations: Vec::new(),
+        faults: Vec::new(),
+        events: 0,
+    };
+    let Some(setup) = lockrpc::Setup::new(scenario) else {
+        return out;
+    };
+    let names = scenario.topology.node_names();
+    for (p, kind) in setup.policies.iter().enumerate() {
+        if policy.is_some_and(|only| only != kind.name()) {
+            continue;
+        }
+        let o = lockrpc::run(scenario, &setup, seed, p);
+        out.violations.extend(check_lock(&o, checks, &names));
+        out.events += o.events;
+        out.faults = o.faults;
+    }
+    out
 }
 
 /// What a swarm's runs did.
@@ -236,9 +270,10 @@ impl Shrinker<'_> {
 impl Oracle<Kept> for Shrinker<'_> {
     fn first_failing(&mut self, candidates: &[ValidScenario]) -> Option<(usize, Kept)> {
         let batch = self.pool.current_num_threads().max(1);
+        // A cluster's judge, or a lock run's policy: only it is rerun.
         let judge = candidates
             .first()
-            .filter(|s| s.is_membership())
+            .filter(|s| s.is_membership() || s.is_lockrpc())
             .map(|_| self.like.subject.clone());
         for (k, chunk) in candidates.chunks(batch).enumerate() {
             // Each candidate, and the worlds that changed.

@@ -90,6 +90,8 @@ mod tests {
                 })
                 .into_iter()
                 .collect(),
+            first_healthy_eviction: None,
+            faults: Vec::new(),
         }
     }
 

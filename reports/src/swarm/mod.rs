@@ -9,7 +9,7 @@ use fdlab_protocol::Nanos;
 use fdlab_sim::outcome::FaultRecord;
 use fdlab_sim::scenario::Property;
 
-pub use properties::{check_cluster, check_detectors, check_placement};
+pub use properties::{check_cluster, check_detectors, check_lock, check_placement};
 
 /// One violation of a property in one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,6 +101,15 @@ impl Violation {
                 "{pair} had two owners for {} (bound {bound})",
                 t.map(s).unwrap_or_default()
             ),
+            (Property::StopUsingDeadWithin, Some(t)) => {
+                format!("{pair}: crashed, last used {} after (bound {bound})", s(t))
+            }
+            (Property::StopUsingDeadWithin, None) => {
+                format!("{pair}: crashed, still used at the end of its crash (bound {bound})")
+            }
+            (Property::NoHealthyEvicted, _) => {
+                format!("{pair}: evicted at {} under no fault", s(self.at))
+            }
         };
         match self.fault.and_then(|i| faults.get(i)) {
             Some(f) => format!(

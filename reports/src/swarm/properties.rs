@@ -27,8 +27,15 @@
 //!   inside the run.
 //! - `placement_split_within`: a key with more than one owner among the
 //!   clients for longer than the bound.
+//! - `stop_using_dead_within` (lock RPCs): a crashed server still used by
+//!   a request (an RPC, or a dial made for one; breaker probes and late
+//!   releases aside) later than the bound after its crash, or into the
+//!   last second of its crash window (the window's `DeadPeerStop`).
+//! - `no_healthy_evicted` (lock RPCs): a channel evicting a peer that was
+//!   under no fault (the run's first such eviction).
 
 use fdlab_protocol::Nanos;
+use fdlab_sim::lockrpc::LockOutcome;
 use fdlab_sim::membership::outcome::ClusterOutcome;
 use fdlab_sim::outcome::{FaultRecord, RunOutcome};
 use fdlab_sim::placement::PlacementOutcome;
@@ -135,6 +142,63 @@ pub fn check_placement(outcome: &PlacementOutcome, checks: &[Check]) -> Vec<Viol
             })
         })
         .collect()
+}
+
+/// The violations of `stop_using_dead_within` and `no_healthy_evicted`
+/// by one lock-RPC run (its policy is the subject): each crash window of
+/// a server used longer than the bound after its crash (or to its end),
+/// and the run's first eviction of a peer under no fault. `names` are the
+/// scenario's node names.
+pub fn check_lock(outcome: &LockOutcome, checks: &[Check], names: &[String]) -> Vec<Violation> {
+    let name = |i: u32| {
+        names
+            .get(i as usize)
+            .cloned()
+            .unwrap_or_else(|| format!("n{i}"))
+    };
+    let subject = outcome.policy.name().to_string();
+    let mut out = Vec::new();
+    for check in checks {
+        match (check.property, check.bound) {
+            (Property::StopUsingDeadWithin, Some(bound)) => {
+                for d in outcome.dead_peers.iter().filter(|d| d.stop_after > bound) {
+                    let fault = outcome.faults.iter().position(|f| {
+                        f.kind == FaultKind::Crash
+                            && f.node == Some(d.server)
+                            && f.window.start == d.start
+                    });
+                    out.push(Violation {
+                        property: check.property,
+                        subject: subject.clone(),
+                        distribution: None,
+                        monitor: None,
+                        target: Some(name(d.server)),
+                        at: d.start + bound,
+                        observed: d.stopped.then_some(d.stop_after),
+                        bound: Some(bound),
+                        fault,
+                    });
+                }
+            }
+            (Property::NoHealthyEvicted, _) => {
+                if let Some((at, node, server)) = outcome.first_healthy_eviction {
+                    out.push(Violation {
+                        property: check.property,
+                        subject: subject.clone(),
+                        distribution: None,
+                        monitor: Some(name(node)),
+                        target: Some(name(server)),
+                        at,
+                        observed: None,
+                        bound: None,
+                        fault: None,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The violations of `checks` by one cluster run (its judge is the

@@ -268,16 +268,36 @@ fn bounds_that_cannot_hold_are_refused() {
 }
 
 #[test]
-fn a_lockrpc_scenario_takes_no_swarm() {
-    let text = format!(
-        "{}\n[swarm]\n",
-        crate::builtin::builtin()
-            .iter()
-            .find(|(n, _)| *n == "lockrpc-dead-peer")
-            .unwrap()
-            .1
+fn a_lockrpc_scenario_takes_its_own_properties_and_faults() {
+    let base = crate::builtin::builtin()
+        .iter()
+        .find(|(n, _)| *n == "lockrpc-dead-peer")
+        .unwrap()
+        .1;
+    let (s, tables) =
+        parse_scenario_with_swarm("s.toml", &format!("{base}\n[swarm]\n"), None).unwrap();
+    let checks = tables.property_setup().checks(s.swarm_kind());
+    assert_eq!(s.swarm_kind(), SwarmKind::Lock);
+    assert_eq!(
+        checks,
+        [
+            Check {
+                property: Property::StopUsingDeadWithin,
+                bound: Some(Nanos::from_secs(40)),
+            },
+            Check {
+                property: Property::NoHealthyEvicted,
+                bound: None,
+            },
+        ]
     );
-    let e = err(&text);
-    assert_eq!(e.key.as_deref(), Some("swarm"), "{e}");
-    assert!(e.problem.contains("lock-RPC"), "{e}");
+    assert!(!s.swarm_kinds().contains(&FaultKind::Clock));
+    assert!(s.swarm_kinds().contains(&FaultKind::Partition));
+    let lines = base.lines().count();
+    let problem = at(
+        &format!("{base}\n[properties]\ndetect_within = \"10s\"\n"),
+        lines + 3,
+        "properties.detect_within",
+    );
+    assert!(problem.contains("a lock-RPC scenario"), "{problem}");
 }

@@ -15,6 +15,7 @@ use fdlab_protocol::Nanos;
 use rand_chacha::ChaCha8Rng;
 
 use super::network::Draw;
+use super::outcome::PeerClass;
 use super::world::{Ev, RpcInfo, What, World};
 use crate::rng::Streams;
 
@@ -106,7 +107,13 @@ impl World<'_> {
                         }
                     }
                 }
-                ChannelEvent::Evicted { .. } => self.out.evictions.add(self.class(node, server)),
+                ChannelEvent::Evicted { .. } => {
+                    let class = self.class(node, server);
+                    self.out.evictions.add(class);
+                    if class == PeerClass::Healthy && self.out.first_healthy_eviction.is_none() {
+                        self.out.first_healthy_eviction = Some((self.now, node, server));
+                    }
+                }
                 ChannelEvent::LateCompletion { rpc, .. } => {
                     self.waiting_dial.remove(&rpc);
                     self.ended(rpc);

@@ -4,6 +4,8 @@
 use fdlab_protocol::lockrpc::{ChannelCounters, PolicyKind};
 use fdlab_protocol::Nanos;
 
+use crate::outcome::FaultRecord;
+
 /// What a peer was, from one client, when something happened on its
 /// channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,4 +117,9 @@ pub struct LockOutcome {
     /// Time some server was not crashed, summed over servers.
     pub live_server_time: Nanos,
     pub dead_peers: Vec<DeadPeerStop>,
+    /// The first eviction of a peer under no fault: when, by which node,
+    /// of which server.
+    pub first_healthy_eviction: Option<(Nanos, u32, u32)>,
+    /// The run's faults as they were resolved for its seed.
+    pub faults: Vec<FaultRecord>,
 }

@@ -303,6 +303,8 @@ impl<'a> World<'a> {
                 locks_lost: 0,
                 live_server_time: Nanos::ZERO,
                 dead_peers: Vec::new(),
+                first_healthy_eviction: None,
+                faults: schedule.records.clone(),
             },
             config,
         };

@@ -263,6 +263,19 @@ impl Scenario {
         Ok(())
     }
 
+    /// Whether a lock-RPC scenario takes faults of `kind`.
+    pub(super) fn lockrpc_takes(kind: FaultKind) -> bool {
+        matches!(
+            kind,
+            FaultKind::Crash
+                | FaultKind::Pause
+                | FaultKind::Degrade
+                | FaultKind::SlowLink
+                | FaultKind::Partition
+                | FaultKind::Loss
+        )
+    }
+
     /// Whether fault `kind` applies to a lock-RPC scenario.
     pub(super) fn lockrpc_fault_fits(
         &self,
@@ -270,16 +283,7 @@ impl Scenario {
         path: impl Fn() -> String,
     ) -> Result<(), ScenarioError> {
         check(
-            !self.is_lockrpc()
-                || matches!(
-                    kind,
-                    FaultKind::Crash
-                        | FaultKind::Pause
-                        | FaultKind::Degrade
-                        | FaultKind::SlowLink
-                        | FaultKind::Partition
-                        | FaultKind::Loss
-                ),
+            !self.is_lockrpc() || Scenario::lockrpc_takes(kind),
             &path,
             &format!(
                 "`{}` does not apply to a lock-RPC scenario; use crash (a dead peer; with `duration`, it restarts), pause, degrade (`slowdown`: extra service time per RPC), slow-link, partition or loss",

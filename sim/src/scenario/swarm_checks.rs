@@ -14,7 +14,9 @@ use super::{FaultKind, Scenario, Topology};
 impl Scenario {
     /// What the scenario is, for the properties that apply to it.
     pub fn swarm_kind(&self) -> SwarmKind {
-        if self.is_membership() && self.is_placement() {
+        if self.is_lockrpc() {
+            SwarmKind::Lock
+        } else if self.is_membership() && self.is_placement() {
             SwarmKind::MembershipPlacement
         } else if self.is_membership() {
             SwarmKind::Membership
@@ -39,6 +41,12 @@ impl Scenario {
     /// Why a swarm cannot draw `kind` on this scenario, if it cannot.
     fn swarm_refuses(&self, kind: FaultKind) -> Option<String> {
         let dataflow = matches!(self.topology, Topology::Dataflow { .. });
+        if self.is_lockrpc() && !Scenario::lockrpc_takes(kind) {
+            return Some(format!(
+                "`{}` does not apply to a lock-RPC scenario; its swarm draws crash, pause, degrade, slow-link, partition and loss",
+                kind.name()
+            ));
+        }
         if kind.is_table() && !self.is_membership() {
             return Some(format!(
                 "`{}` is a fault of the membership table, and only a membership scenario has one",
@@ -60,18 +68,6 @@ impl SwarmTables {
     /// written in (see the module docs).
     pub fn validate(&self, scenario: &Scenario) -> Result<(), ScenarioError> {
         let this = scenario;
-        if this.is_lockrpc() {
-            for (table, written) in [
-                ("swarm", self.swarm.is_some()),
-                ("properties", self.properties.is_some()),
-            ] {
-                check(
-                    !written,
-                    || table.into(),
-                    "`fdlab swarm` takes mesh, dataflow, membership and placement scenarios; a lock-RPC scenario is not supported yet",
-                )?;
-            }
-        }
         if let Some(s) = &self.swarm {
             if let Some(kinds) = &s.kinds {
                 check(
@@ -175,9 +171,12 @@ impl SwarmTables {
                             SwarmKind::Membership => "a membership scenario",
                             SwarmKind::MembershipPlacement =>
                                 "a membership scenario whose clients place keys",
+                            SwarmKind::Lock => "a lock-RPC scenario",
                         },
                         match property {
-                            Property::DetectWithin => "every scenario",
+                            Property::DetectWithin => "every scenario but lock-RPC ones",
+                            Property::StopUsingDeadWithin | Property::NoHealthyEvicted =>
+                                "lock-RPC scenarios",
                             Property::NoFalseFailed | Property::RecoverWithin =>
                                 "mesh, dataflow and placement scenarios (their detectors)",
                             Property::NoLiveDeclaredDead | Property::ConvergeWithin =>

@@ -42,6 +42,9 @@ pub const DEFAULT_RECOVER_WITHIN: Nanos = Nanos::from_secs(10);
 pub const DEFAULT_CONVERGE_WITHIN: Nanos = Nanos::from_secs(90);
 /// `placement_split_within`.
 pub const DEFAULT_SPLIT_WITHIN: Nanos = Nanos::from_secs(60);
+/// `stop_using_dead_within` when left out: past the unlock retries' tail
+/// (31.3 s) that even a breaker's channel dials through, with room.
+pub const DEFAULT_STOP_USING_DEAD_WITHIN: Nanos = Nanos::from_secs(40);
 /// The share of drawn loss faults that come in bursts (Gilbert-Elliott)
 /// unless `swarm.loss.bursty` says otherwise: SPEC §4's two loss models,
 /// equally often.
@@ -398,6 +401,8 @@ pub struct PropertySetup {
     pub no_live_declared_dead: Option<bool>,
     pub converge_within: Option<Bound>,
     pub placement_split_within: Option<Bound>,
+    pub stop_using_dead_within: Option<Bound>,
+    pub no_healthy_evicted: Option<bool>,
 }
 
 /// One property a swarm run is checked for (docs/swarm.md).
@@ -419,6 +424,11 @@ pub enum Property {
     /// No key has two owners among the clients for longer than the bound
     /// (placement).
     PlacementSplitWithin,
+    /// Every crashed lock server stops being used (RPCs, dials for
+    /// requests) within the bound of its crash (lock RPCs).
+    StopUsingDeadWithin,
+    /// No channel evicts a peer under no fault (lock RPCs).
+    NoHealthyEvicted,
 }
 
 /// What a scenario is, for which properties apply to it.
@@ -432,6 +442,8 @@ pub enum SwarmKind {
     Membership,
     /// A membership cluster whose clients place keys by their views.
     MembershipPlacement,
+    /// Lock-RPC clients and servers, one run per channel policy.
+    Lock,
 }
 
 impl SwarmKind {
@@ -448,13 +460,15 @@ impl SwarmKind {
 
 impl Property {
     /// Every property, in the order they are checked and reported.
-    pub const ALL: [Property; 6] = [
+    pub const ALL: [Property; 8] = [
         Property::DetectWithin,
         Property::NoFalseFailed,
         Property::RecoverWithin,
         Property::NoLiveDeclaredDead,
         Property::ConvergeWithin,
         Property::PlacementSplitWithin,
+        Property::StopUsingDeadWithin,
+        Property::NoHealthyEvicted,
     ];
 
     /// Its key in `[properties]`.
@@ -466,16 +480,23 @@ impl Property {
             Property::NoLiveDeclaredDead => "no_live_declared_dead",
             Property::ConvergeWithin => "converge_within",
             Property::PlacementSplitWithin => "placement_split_within",
+            Property::StopUsingDeadWithin => "stop_using_dead_within",
+            Property::NoHealthyEvicted => "no_healthy_evicted",
         }
     }
 
     /// Whether the property applies to a scenario of `kind`.
     pub const fn applies(self, kind: SwarmKind) -> bool {
         match self {
-            Property::DetectWithin => true,
-            Property::NoFalseFailed | Property::RecoverWithin => !kind.is_cluster(),
+            Property::DetectWithin => !matches!(kind, SwarmKind::Lock),
+            Property::NoFalseFailed | Property::RecoverWithin => {
+                !kind.is_cluster() && !matches!(kind, SwarmKind::Lock)
+            }
             Property::NoLiveDeclaredDead | Property::ConvergeWithin => kind.is_cluster(),
             Property::PlacementSplitWithin => kind.places_keys(),
+            Property::StopUsingDeadWithin | Property::NoHealthyEvicted => {
+                matches!(kind, SwarmKind::Lock)
+            }
         }
     }
 
@@ -488,7 +509,10 @@ impl Property {
             Property::RecoverWithin => Bound::Within(DEFAULT_RECOVER_WITHIN),
             Property::ConvergeWithin => Bound::Within(DEFAULT_CONVERGE_WITHIN),
             Property::PlacementSplitWithin => Bound::Within(DEFAULT_SPLIT_WITHIN),
-            Property::NoFalseFailed | Property::NoLiveDeclaredDead => Bound::Off,
+            Property::StopUsingDeadWithin => Bound::Within(DEFAULT_STOP_USING_DEAD_WITHIN),
+            Property::NoFalseFailed | Property::NoLiveDeclaredDead | Property::NoHealthyEvicted => {
+                Bound::Off
+            }
         }
     }
 }
@@ -520,6 +544,8 @@ impl PropertySetup {
                     Property::NoLiveDeclaredDead => flag(self.no_live_declared_dead),
                     Property::ConvergeWithin => bound(self.converge_within),
                     Property::PlacementSplitWithin => bound(self.placement_split_within),
+                    Property::StopUsingDeadWithin => bound(self.stop_using_dead_within),
+                    Property::NoHealthyEvicted => flag(self.no_healthy_evicted),
                 }?;
                 Some(Check { property, bound })
             })
@@ -542,6 +568,11 @@ impl PropertySetup {
                 Property::PlacementSplitWithin,
                 self.placement_split_within.map(Some),
             ),
+            (
+                Property::StopUsingDeadWithin,
+                self.stop_using_dead_within.map(Some),
+            ),
+            (Property::NoHealthyEvicted, flag(self.no_healthy_evicted)),
         ]
         .into_iter()
         .filter_map(|(p, b)| b.map(|b| (p, b)))
