@@ -223,7 +223,7 @@ fn lockrpc_estimate(scenario: &Scenario, l: &crate::scenario::LockrpcSetup) -> E
             "{clients} clients sending {}/s lock RPCs (and their unlocks) under {policies} policies",
             l.rpcs_per_second
         ),
-        events: 2.0 * rpcs * policies * EVENTS_PER_LOCK_RPC,
+        events: 2.0 * rpcs * policies * EVENTS_PER_LOCK_RPC + dsync_storm_events(scenario, l),
     };
     // One 4-byte latency sample per acquisition, and a wanted-until stamp.
     let acquisitions = rpcs / nodes.max(1.0);
@@ -235,6 +235,52 @@ fn lockrpc_estimate(scenario: &Scenario, l: &crate::scenario::LockrpcSetup) -> E
         whole_bytes: bytes,
         sources: vec![source],
     }
+}
+
+/// A lock server is overloaded when its offered Lock RPCs reach this share
+/// of what it serves a second (queues then grow past a dsync attempt's
+/// 1 s wait, given the service time's spread).
+const LOCK_OVERLOAD_SHARE: f64 = 0.9;
+/// Simulated events per Lock call of a dsync attempt in a retry storm
+/// (the call, its service and reply, the release of an abandoned grant):
+/// measured on `lockrpc-convoy`, about 2.
+const EVENTS_PER_STORM_CALL: f64 = 2.0;
+
+/// dsync's retry storm: when a lock server cannot keep up, every dsync
+/// attempt is abandoned after `dsync.acquire_wait` and tried again after
+/// MinIO's backoff (half its cap on average), so each acquisition makes
+/// an attempt (a Lock call to every server) every second or few until the
+/// run ends: the calls grow with the square of the duration. Zero when the
+/// servers keep up, or dsync is not run.
+fn dsync_storm_events(scenario: &Scenario, l: &crate::scenario::LockrpcSetup) -> f64 {
+    use fdlab_protocol::lockrpc::{retry_wait, PolicyKind};
+    if !l.kinds().contains(&PolicyKind::Dsync) {
+        return 0.0;
+    }
+    let nodes = scenario.topology.node_names().len() as f64;
+    let arrivals = f64::from(l.clients_per_node) * l.rpcs_per_second; // per second, all clients
+    let service = mean(&l.service_time).as_secs_f64();
+    let lanes = if l.convoy { 1.0 } else { f64::from(l.workers) };
+    if arrivals < LOCK_OVERLOAD_SHARE * lanes / service {
+        return 0.0;
+    }
+    let d = l.channel_config(PolicyKind::Dsync).dsync;
+    let end = scenario.duration.as_secs_f64();
+    let timeout = d.acquire_timeout.as_secs_f64();
+    // Attempts of an acquisition with `left` seconds of the run to go.
+    let attempts = |left: f64| {
+        let (mut t, mut k) = (0.0, 0u32);
+        while t < left.min(timeout) {
+            k += 1;
+            t += d.acquire_wait.as_secs_f64() + retry_wait(&d, k, 0.5).as_secs_f64();
+        }
+        f64::from(k)
+    };
+    let step = 1.0;
+    let calls: f64 = (0..end as u64)
+        .map(|a| arrivals * step * attempts(end - a as f64) * nodes)
+        .sum();
+    calls * EVENTS_PER_STORM_CALL
 }
 
 /// A placed request's cost in simulated events (drawing it, and looking up

@@ -36,6 +36,8 @@ pub const RUSTFS_INTERNODE_RPC_TIMEOUT: Nanos = Nanos::from_secs(30);
 /// `DEFAULT_INTERNODE_CONNECT_TIMEOUT_SECS` = 3; `crates/protos/src/lib.rs`
 /// `build_channel` sets it on the tonic `Endpoint`).
 pub const RUSTFS_CONNECT_TIMEOUT: Nanos = Nanos::from_secs(3);
+/// MinIO dsync's unlock call timeout (`drwMutexUnlockCallTimeout`).
+pub const DSYNC_UNLOCK_CALL_TIMEOUT: Nanos = Nanos::from_secs(30);
 /// MinIO grid's dial timeout (`internal/grid/connection.go`,
 /// `defaultDialTimeout`).
 pub const GRID_DIAL_TIMEOUT: Nanos = Nanos::from_secs(2);
@@ -172,6 +174,21 @@ pub struct DsyncConfig {
     pub refresh_interval: Nanos,
     /// Deadline of one round's refresh calls (`drwMutexRefreshCallTimeout`).
     pub refresh_call_deadline: Nanos,
+    /// How long one acquisition attempt waits for a quorum of grants
+    /// (`drwMutexAcquireTimeout` = 1 s, `drwmutex.go:70`, at 7aac2a2); the
+    /// Lock calls themselves have no deadline (grid's 1 min).
+    pub acquire_wait: Nanos,
+    /// How long an acquisition keeps retrying: MinIO's object layer asks
+    /// for its locks with `globalOperationTimeout`, a dynamic timeout that
+    /// starts at 10 min (`cmd/globals.go:320`).
+    pub acquire_timeout: Nanos,
+    /// The wait before attempt k + 1 is a uniform draw in (0, min(
+    /// `retry_min` + k x `retry_step`, `retry_max`)] (`lockRetryMinInterval`
+    /// = 250 ms, `backoffWait(.., 100 ms, 5 s)`, `drwmutex.go:48-61`,
+    /// `internal/dsync/utils.go:25-39`).
+    pub retry_min: Nanos,
+    pub retry_step: Nanos,
+    pub retry_max: Nanos,
 }
 
 impl Default for DsyncConfig {
@@ -179,6 +196,11 @@ impl Default for DsyncConfig {
         DsyncConfig {
             refresh_interval: Nanos::from_secs(10),
             refresh_call_deadline: Nanos::from_secs(5),
+            acquire_wait: Nanos::from_secs(1),
+            acquire_timeout: Nanos::from_secs(600),
+            retry_min: Nanos::from_millis(250),
+            retry_step: Nanos::from_millis(100),
+            retry_max: Nanos::from_secs(5),
         }
     }
 }
@@ -285,6 +307,11 @@ impl ChannelConfig {
             // timeout never evicts; a failed connection is offline until
             // grid's background dial succeeds.
             PolicyKind::Dsync => ChannelConfig {
+                // An unlock call's timeout (`drwMutexUnlockCallTimeout` =
+                // 30 s, `drwmutex.go:72`); a Lock call has none of its own
+                // (grid's 1 min), and is abandoned by the acquisition's
+                // 1 s wait long before either.
+                rpc_deadline: DSYNC_UNLOCK_CALL_TIMEOUT,
                 recently_served_deadlines: 0,
                 eviction_cooldown: Nanos::ZERO,
                 detached_limit: DETACH_ALWAYS,
@@ -409,6 +436,17 @@ impl ChannelConfig {
             "dsync.refresh_call_deadline",
             "must not be longer than `dsync.refresh_interval` (rounds would overlap)",
         )?;
+        let d = &self.dsync;
+        for (value, key) in [
+            (d.acquire_wait, "dsync.acquire_wait"),
+            (d.acquire_timeout, "dsync.acquire_timeout"),
+            (d.retry_min, "dsync.retry_min"),
+            (d.retry_max, "dsync.retry_max"),
+        ] {
+            ensure_positive(value, key)?;
+            short(value, key)?;
+        }
+        short(d.retry_step, "dsync.retry_step")?;
         Ok(())
     }
 }

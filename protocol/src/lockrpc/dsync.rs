@@ -176,6 +176,22 @@ impl DsyncHolder {
     }
 }
 
+/// The wait before acquisition attempt `attempt` + 1 (from 1) after attempt
+/// `attempt` failed: `jitter` (in [0, 1), drawn by the host) of the way
+/// down from MinIO's `backoffWait` cap, so uniform in (0, cap]
+/// (`internal/dsync/utils.go:25-39`: `sleep -= rand x sleep`).
+pub fn retry_wait(config: &DsyncConfig, attempt: u32, jitter: f64) -> Nanos {
+    debug_assert!((0.0..1.0).contains(&jitter), "jitter {jitter}");
+    let step = Nanos(
+        config
+            .retry_step
+            .as_nanos()
+            .saturating_mul(u64::from(attempt)),
+    );
+    let cap = (config.retry_min + step).min(config.retry_max);
+    Nanos(cap.as_nanos() - (cap.as_nanos() as f64 * jitter) as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::config::write_quorum;
@@ -241,5 +257,16 @@ mod tests {
         assert_eq!(h.poll_timeout(), None);
         h.handle_timeout(s(100));
         assert_eq!(h.poll_event(), None);
+    }
+
+    #[test]
+    fn retry_waits_grow_by_100_ms_to_5_s_and_are_drawn_below_the_cap() {
+        let c = DsyncConfig::default();
+        let cap = |attempt| retry_wait(&c, attempt, 0.0);
+        assert_eq!(cap(1), Nanos::from_millis(350));
+        assert_eq!(cap(10), Nanos::from_millis(1_250));
+        assert_eq!(cap(100), Nanos::from_secs(5));
+        assert_eq!(retry_wait(&c, 1, 0.5), Nanos::from_millis(175));
+        assert!(retry_wait(&c, 1, 0.999_999) > Nanos::ZERO);
     }
 }

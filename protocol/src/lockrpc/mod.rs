@@ -109,6 +109,6 @@ pub use config::{
     read_quorum, write_quorum, BreakerConfig, ChannelConfig, Disconnect, DsyncConfig, PolicyKind,
     UnlockConfig, POLICY_KINDS,
 };
-pub use dsync::{DsyncEvent, DsyncHolder, RefreshReply};
+pub use dsync::{retry_wait, DsyncEvent, DsyncHolder, RefreshReply};
 pub use unlock::{UnlockEvent, UnlockRetry};
 pub use verdict::{eviction_verdict, ChannelHealth, Failure, Trigger, Verdict};

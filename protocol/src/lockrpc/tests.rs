@@ -438,7 +438,12 @@ fn dsync_goes_offline_on_a_transport_failure_and_sends_nothing_until_reconnected
 
 #[test]
 fn dsync_deadlines_never_evict_a_slow_peer() {
-    let r = slow_peer(PolicyKind::Dsync);
+    // dsync's calls wait 30 s (its unlock call timeout): a peer 40 s slow.
+    let r = run(
+        preset(PolicyKind::Dsync),
+        ms(100),
+        &[(s(10), answers(10)), (s(70), answers(40_000))],
+    );
     let c = r.channel.counters();
     assert!(c.timeouts.lock > 100, "{c:?}");
     assert_eq!(c.evictions(), 0, "{c:?}");

@@ -25,6 +25,8 @@ pub struct LockrpcSummary {
     pub counters: ChannelCounters,
     pub acquisitions: u64,
     pub acquired: u64,
+    /// Acquisitions that did not get the lock: failed, or still waiting
+    /// when the run ended (dsync retries for up to 10 min).
     pub failed: u64,
     pub latency_p50: Option<Nanos>,
     pub latency_p99: Option<Nanos>,
@@ -138,7 +140,7 @@ pub fn lockrpc_metrics(scenario: &str, runs: &[LockOutcome]) -> LockrpcMetrics {
                 s.counters.add(&r.counters);
                 s.acquisitions += r.acquisitions;
                 s.acquired += r.acquired;
-                s.failed += r.failed_acquisitions;
+                s.failed += r.acquisitions - r.acquired;
                 s.orphaned = s.orphaned + r.orphaned;
                 s.unlock_retries += r.unlock_retries;
                 s.unlock_give_ups += r.unlock_give_ups;

@@ -65,6 +65,7 @@ mod tests {
                 healthy: 0,
             },
             acquisitions: 10,
+            retried_attempts: 0,
             acquired: 8,
             failed_acquisitions: 2,
             latencies_us: vec![1_000, 2_000, 3_000, 4_000],

@@ -6,14 +6,16 @@
 //! Sources: MinIO `internal/dsync/drwmutex.go` (lock every server, keep
 //! the lock with a write quorum of grants, release partial grants on
 //! failure, refresh); RustFS `crates/lock/src/distributed_lock.rs`
-//! (unlock retries). Deviation: an acquisition is tried once (dsync
-//! retries with backoff until its own timeout).
+//! (unlock retries). An acquisition is tried once under RustFS's policies
+//! (deviation: RustFS's `distributed_lock.rs` retries after 1 s attempts);
+//! under dsync each attempt waits `dsync.acquire_wait` and is retried with
+//! MinIO's backoff (`drwmutex.go:215-271`) for `dsync.acquire_timeout`.
 
 use std::collections::BTreeMap;
 
 use fdlab_protocol::lockrpc::{
-    Decision, DsyncEvent, DsyncHolder, PolicyKind, RefreshReply, Reply, RpcKind, UnlockEvent,
-    UnlockRetry,
+    retry_wait, Decision, DsyncEvent, DsyncHolder, PolicyKind, RefreshReply, Reply, RpcKind,
+    UnlockEvent, UnlockRetry,
 };
 use fdlab_protocol::Nanos;
 use rand::RngExt;
@@ -38,15 +40,22 @@ impl World<'_> {
             .arrivals
             .random_range(0..self.setup.keys);
         self.schedule_arrival(client);
+        self.out.acquisitions += 1;
+        self.attempt(client, key, self.now, 1);
+    }
+
+    /// Attempt `attempt` of client `client`'s acquisition of `key`, wanted
+    /// since `started`: a Lock RPC to every server.
+    pub(super) fn attempt(&mut self, client: u32, key: u32, started: Nanos, attempt: u32) {
         let id = self.wanted_until.len() as u64;
         self.wanted_until.push(u64::MAX);
-        self.out.acquisitions += 1;
         self.acqs.insert(
             id,
             Acq {
                 client,
                 key,
-                started: self.now,
+                started,
+                attempt,
                 state: AcqState::Pending,
                 grants: 0,
                 failures: 0,
@@ -56,6 +65,10 @@ impl World<'_> {
                 holder: None,
             },
         );
+        if self.config.policy == PolicyKind::Dsync {
+            let wait = self.config.dsync.acquire_wait;
+            self.push(self.now + wait, Ev::AcquireWait { acquisition: id });
+        }
         for server in 0..self.setup.servers {
             if self.acqs.get(&id).map(|a| a.state) != Some(AcqState::Pending) {
                 break;
@@ -63,6 +76,15 @@ impl World<'_> {
             if !self.send(client, server, id, What::Lock) {
                 self.lock_result(id, server, false);
             }
+        }
+    }
+
+    /// dsync: an attempt still without a quorum when its wait ends gives
+    /// up (its replies still to come count as failures,
+    /// `drwmutex.go:507-513`).
+    pub(super) fn acquire_wait(&mut self, acq: u64) {
+        if self.acqs.get(&acq).map(|a| a.state) == Some(AcqState::Pending) {
+            self.give_up(acq);
         }
     }
 
@@ -247,14 +269,39 @@ impl World<'_> {
         self.push(now + hold, Ev::HoldEnd { acquisition: acq });
     }
 
+    /// The attempt failed: it releases what it got. Under dsync the
+    /// client tries again after MinIO's backoff while its acquisition
+    /// timeout allows (`lockBlocking`, `drwmutex.go:215-271`); otherwise
+    /// the acquisition failed.
     fn give_up(&mut self, acq: u64) {
+        let dsync = self.config.dsync.clone();
+        let retry = self.config.policy == PolicyKind::Dsync;
         let Some(a) = self.acqs.get_mut(&acq) else {
             return;
         };
         a.state = AcqState::Failed;
-        let grants = a.grants;
+        let (grants, client, key, started, attempt) =
+            (a.grants, a.client, a.key, a.started, a.attempt);
         self.wanted_until[acq as usize] = self.now.as_nanos();
-        self.out.failed_acquisitions += 1;
+        let again = retry.then(|| {
+            let jitter = self.clients[client as usize].rng.random::<f64>();
+            self.now + retry_wait(&dsync, attempt, jitter)
+        });
+        match again.filter(|&at| at < started + dsync.acquire_timeout) {
+            Some(at) => {
+                self.out.retried_attempts += 1;
+                self.push(
+                    at,
+                    Ev::Retry {
+                        client,
+                        key,
+                        started,
+                        attempt: attempt + 1,
+                    },
+                );
+            }
+            None => self.out.failed_acquisitions += 1,
+        }
         self.unlock_all(acq, grants);
     }
 

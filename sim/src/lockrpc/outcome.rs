@@ -102,6 +102,8 @@ pub struct LockOutcome {
     pub timeouts: PeerSplit,
     pub acquisitions: u64,
     pub acquired: u64,
+    /// dsync: acquisition attempts that failed and were tried again.
+    pub retried_attempts: u64,
     pub failed_acquisitions: u64,
     /// Lock latency of each successful acquisition, microseconds.
     pub latencies_us: Vec<u32>,

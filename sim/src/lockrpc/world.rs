@@ -113,6 +113,18 @@ pub(super) enum Ev {
     HoldEnd {
         acquisition: u64,
     },
+    /// dsync: an acquisition attempt's wait for a quorum ends.
+    AcquireWait {
+        acquisition: u64,
+    },
+    /// dsync: client `client` tries again for lock `key`, wanted since
+    /// `started`; attempt number `attempt`.
+    Retry {
+        client: u32,
+        key: u32,
+        started: Nanos,
+        attempt: u32,
+    },
     UnlockTimer {
         acquisition: u64,
         server: u32,
@@ -164,7 +176,10 @@ pub(super) enum AcqState {
 pub(super) struct Acq {
     pub client: u32,
     pub key: u32,
+    /// When the client first asked for the lock (retries keep it).
     pub started: Nanos,
+    /// dsync's attempt number (from 1); 1 under the other policies.
+    pub attempt: u32,
     pub state: AcqState,
     /// Servers that granted (bit i: server i), and that said no or failed.
     pub grants: u64,
@@ -294,6 +309,7 @@ impl<'a> World<'a> {
                 timeouts: PeerSplit::default(),
                 acquisitions: 0,
                 acquired: 0,
+                retried_attempts: 0,
                 failed_acquisitions: 0,
                 latencies_us: Vec::new(),
                 orphaned: Nanos::ZERO,
@@ -439,6 +455,13 @@ impl<'a> World<'a> {
                 }
             }
             Ev::HoldEnd { acquisition } => self.hold_end(acquisition),
+            Ev::AcquireWait { acquisition } => self.acquire_wait(acquisition),
+            Ev::Retry {
+                client,
+                key,
+                started,
+                attempt,
+            } => self.attempt(client, key, started, attempt),
             Ev::UnlockTimer {
                 acquisition,
                 server,

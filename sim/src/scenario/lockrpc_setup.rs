@@ -133,7 +133,9 @@ impl LockrpcSetup {
     /// Policy `kind`'s channel keys with this table's overrides.
     pub fn channel_config(&self, kind: PolicyKind) -> ChannelConfig {
         let mut c = ChannelConfig::preset(kind);
-        if let Some(d) = self.rpc_deadline {
+        // dsync's calls keep MinIO's timeouts (its unlock call's 30 s; a
+        // Lock call has none, the acquisition waits 1 s).
+        if let Some(d) = self.rpc_deadline.filter(|_| kind != PolicyKind::Dsync) {
             c.rpc_deadline = d;
             // Keep a detached RPC outliving its caller.
             c.detached_expiry = c.detached_expiry.max(d + d);
