@@ -242,9 +242,9 @@ fn lockrpc_estimate(scenario: &Scenario, l: &crate::scenario::LockrpcSetup) -> E
 /// 1 s wait, given the service time's spread).
 const LOCK_OVERLOAD_SHARE: f64 = 0.9;
 /// Simulated events per Lock call of a dsync attempt in a retry storm
-/// (the call, its service and reply, the release of an abandoned grant):
-/// measured on `lockrpc-convoy`, about 2.
-const EVENTS_PER_STORM_CALL: f64 = 2.0;
+/// (the call, its service and reply, and its share of the attempt's
+/// release round to every server): measured on `lockrpc-convoy`, 3.8.
+const EVENTS_PER_STORM_CALL: f64 = 3.8;
 
 /// dsync's retry storm: when a lock server cannot keep up, every dsync
 /// attempt is abandoned after `dsync.acquire_wait` and tried again after

@@ -17,7 +17,8 @@
 //! | [`channel`] | [`PeerChannel`]: one client's channel to one peer |
 //! | [`counters`] | [`ChannelCounters`]: what a channel counts |
 //! | [`unlock`] | the retry schedule of a failed unlock |
-//! | [`dsync`] | a MinIO-dsync-like lock holder (refresh, quorum) |
+//! | [`dsync`] | a MinIO-dsync-like lock holder (refresh, quorum), acquisition backoff |
+//! | [`dsync_unlock`] | MinIO dsync's release rounds until a quorum released |
 //!
 //! Sources (facts carried over; no code copied):
 //! - rustfs/rustfs `crates/ecstore/src/cluster/rpc/remote_locker.rs`:
@@ -92,6 +93,7 @@ pub mod channel;
 pub mod config;
 pub mod counters;
 pub mod dsync;
+pub mod dsync_unlock;
 pub mod unlock;
 pub mod verdict;
 
@@ -107,8 +109,9 @@ pub use channel::{
 };
 pub use config::{
     read_quorum, write_quorum, BreakerConfig, ChannelConfig, Disconnect, DsyncConfig, PolicyKind,
-    UnlockConfig, POLICY_KINDS,
+    UnlockConfig, DSYNC_UNLOCK_CALL_TIMEOUT, POLICY_KINDS,
 };
 pub use dsync::{retry_wait, DsyncEvent, DsyncHolder, RefreshReply};
+pub use dsync_unlock::{DsyncUnlock, DsyncUnlockEvent, DSYNC_UNLOCK_ROUND_PAUSE};
 pub use unlock::{UnlockEvent, UnlockRetry};
 pub use verdict::{eviction_verdict, ChannelHealth, Failure, Trigger, Verdict};

@@ -14,8 +14,9 @@
 use std::collections::BTreeMap;
 
 use fdlab_protocol::lockrpc::{
-    retry_wait, Decision, DsyncEvent, DsyncHolder, PolicyKind, RefreshReply, Reply, RpcKind,
-    UnlockEvent, UnlockRetry,
+    retry_wait, Decision, DsyncEvent, DsyncHolder, DsyncUnlock, DsyncUnlockEvent, PolicyKind,
+    RefreshReply, Reply, RpcKind, UnlockEvent, UnlockRetry, DSYNC_UNLOCK_CALL_TIMEOUT,
+    DSYNC_UNLOCK_ROUND_PAUSE,
 };
 use fdlab_protocol::Nanos;
 use rand::RngExt;
@@ -62,6 +63,7 @@ impl World<'_> {
                 outstanding: 0,
                 unlocks: BTreeMap::new(),
                 releasing: 0,
+                group: None,
                 holder: None,
             },
         );
@@ -99,7 +101,9 @@ impl World<'_> {
         self.next_rpc += 1;
         let (kind, op) = match what {
             What::Lock => (RpcKind::Lock, Op::Lock),
-            What::Unlock | What::LateUnlock { .. } => (RpcKind::Unlock, Op::Unlock),
+            What::Unlock | What::GroupUnlock | What::LateUnlock { .. } => {
+                (RpcKind::Unlock, Op::Unlock)
+            }
             What::Refresh { .. } => (RpcKind::Refresh, Op::Refresh),
         };
         let node = self.clients[client as usize].node;
@@ -176,6 +180,12 @@ impl World<'_> {
         let (acq, server) = (info.acquisition, info.server);
         match info.what {
             What::Lock => self.lock_result(acq, server, ok),
+            What::GroupUnlock => {
+                if let Some(g) = self.acqs.get_mut(&acq).and_then(|a| a.group.as_mut()) {
+                    g.handle_reply(self.now, server, !failed);
+                    self.drive_group(acq);
+                }
+            }
             What::Unlock => {
                 if let Some(u) = self
                     .acqs
@@ -302,7 +312,8 @@ impl World<'_> {
             }
             None => self.out.failed_acquisitions += 1,
         }
-        self.unlock_all(acq, grants);
+        // MinIO's failed `lock()` calls `releaseAll` once.
+        self.release_all(acq, grants, false);
     }
 
     pub(super) fn hold_end(&mut self, acq: u64) {
@@ -317,7 +328,91 @@ impl World<'_> {
             h.release();
         }
         let grants = a.grants;
-        self.unlock_all(acq, grants);
+        self.release_all(acq, grants, true);
+        self.maybe_forget(acq);
+    }
+
+    /// Releases what acquisition `acq` was granted: under dsync, MinIO's
+    /// release rounds to every server (`retry`: until a quorum released or
+    /// 30 s passed, as `Unlock`; else one round, as a failed `lock()`);
+    /// otherwise each granted server's unlock with its retries.
+    fn release_all(&mut self, acq: u64, grants: u64, retry: bool) {
+        if self.config.policy != PolicyKind::Dsync {
+            self.unlock_all(acq, grants);
+            return;
+        }
+        let give_up_after = if retry {
+            DSYNC_UNLOCK_CALL_TIMEOUT
+        } else {
+            Nanos::ZERO
+        };
+        let (servers, quorum) = (self.setup.servers, self.setup.quorum);
+        if let Some(a) = self.acqs.get_mut(&acq) {
+            a.group = Some(Box::new(DsyncUnlock::start(
+                self.now,
+                servers,
+                quorum,
+                give_up_after,
+            )));
+            self.drive_group(acq);
+        }
+    }
+
+    /// Carries out acquisition `acq`'s dsync release rounds.
+    pub(super) fn drive_group(&mut self, acq: u64) {
+        loop {
+            let Some(a) = self.acqs.get_mut(&acq) else {
+                return;
+            };
+            let client = a.client;
+            let Some(g) = a.group.as_mut() else {
+                return;
+            };
+            match g.poll_event() {
+                Some(DsyncUnlockEvent::Round { round }) => {
+                    if round > 1 {
+                        self.out.unlock_retries += u64::from(self.setup.servers);
+                    }
+                    for server in 0..self.setup.servers {
+                        if !self.send(client, server, acq, What::GroupUnlock) {
+                            // Offline: failed at once, unsent.
+                            if let Some(g) = self.acqs.get_mut(&acq).and_then(|a| a.group.as_mut())
+                            {
+                                g.handle_reply(self.now, server, false);
+                            }
+                        }
+                    }
+                }
+                Some(DsyncUnlockEvent::Wait) => {
+                    let pause = DSYNC_UNLOCK_ROUND_PAUSE.as_nanos();
+                    let draw = self.clients[client as usize].rng.random_range(0..pause);
+                    if let Some(g) = self.acqs.get_mut(&acq).and_then(|a| a.group.as_mut()) {
+                        g.handle_wait(self.now, Nanos(draw));
+                    }
+                }
+                Some(DsyncUnlockEvent::Released) => {}
+                Some(DsyncUnlockEvent::GaveUp) => {
+                    self.out.unlock_give_ups += 1;
+                    let w = &mut self.wanted_until[acq as usize];
+                    *w = (*w).min(self.now.as_nanos());
+                }
+                None => {
+                    if let Some(at) = g.poll_timeout() {
+                        self.push(at, Ev::GroupUnlockTimer { acquisition: acq });
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    pub(super) fn group_unlock_timer(&mut self, acq: u64) {
+        if let Some(g) = self.acqs.get_mut(&acq).and_then(|a| a.group.as_mut()) {
+            if g.poll_timeout() == Some(self.now) {
+                g.handle_timeout(self.now);
+                self.drive_group(acq);
+            }
+        }
         self.maybe_forget(acq);
     }
 
@@ -447,7 +542,8 @@ impl World<'_> {
             return;
         };
         let over = matches!(a.state, AcqState::Released | AcqState::Failed);
-        let holder_done = a.holder.as_ref().is_none_or(|h| h.poll_timeout().is_none());
+        let holder_done = a.holder.as_ref().is_none_or(|h| h.poll_timeout().is_none())
+            && a.group.as_ref().is_none_or(|g| g.is_done());
         if over && a.unlocks.is_empty() && holder_done && a.outstanding == 0 && a.releasing == 0 {
             self.acqs.remove(&acq);
         }

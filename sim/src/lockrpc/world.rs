@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use fdlab_protocol::lockrpc::{ChannelConfig, ChannelCounters, UnlockRetry};
-use fdlab_protocol::lockrpc::{ConnState, DsyncHolder};
+use fdlab_protocol::lockrpc::{ConnState, DsyncHolder, DsyncUnlock};
 use fdlab_protocol::Nanos;
 use rand_chacha::ChaCha8Rng;
 
@@ -132,6 +132,10 @@ pub(super) enum Ev {
     DsyncTimer {
         acquisition: u64,
     },
+    /// dsync: the next release round of an acquisition may be due.
+    GroupUnlockTimer {
+        acquisition: u64,
+    },
     /// A server's earliest lease may have ended.
     Lease {
         server: u32,
@@ -144,6 +148,8 @@ pub(super) enum Ev {
 pub(super) enum What {
     Lock,
     Unlock,
+    /// A dsync release round's call.
+    GroupUnlock,
     /// Releasing a grant that came after its caller gave up (or may have
     /// come: a late error), for the late release of Lock RPC `release`.
     LateUnlock {
@@ -189,6 +195,8 @@ pub(super) struct Acq {
     pub unlocks: BTreeMap<u32, UnlockRetry>,
     /// Late releases of its grants under way.
     pub releasing: u32,
+    /// dsync: its release rounds (boxed: most acquisitions have none).
+    pub group: Option<Box<DsyncUnlock>>,
     /// Boxed: most acquisitions have none, and acquisitions move in a map.
     pub holder: Option<Box<DsyncHolder>>,
 }
@@ -476,6 +484,7 @@ impl<'a> World<'a> {
                 }
             }
             Ev::DsyncTimer { acquisition } => self.dsync_timer(acquisition),
+            Ev::GroupUnlockTimer { acquisition } => self.group_unlock_timer(acquisition),
             Ev::Lease { server } => self.lease(server),
             Ev::Fault(action) => self.fault(action),
         }
