@@ -146,6 +146,8 @@ fn rustfs_lock_metrics_are_columns_and_a_second_table(header: &str, rows: &[&str
             // failures between are cooling_down suppressions.
             let transport = n(row, "evictions_transport");
             assert!((68..=72).contains(&transport), "{row}");
+            // Dead, not slow: no failure is judged "recently served".
+            assert_eq!(n(row, "suppressed_peer_recently_served"), 0, "{row}");
             assert!(n(row, "suppressed_cooling_down") > transport, "{row}");
         }
     }
@@ -259,6 +261,29 @@ fn the_rustfs_issues_read_as_the_runbook_reads_them() {
     assert!(
         f(&evict, "redials_per_minute") > 1_000.0 * f(&rustfs, "redials_per_minute").max(1.0),
         "{evict}"
+    );
+
+    // A slow link (n0 <-> n1 1.6 s each way) under rustfs: the peer keeps
+    // serving, so its timeouts are "recently served" suppressions.
+    let out = dir.path().join("slow-link");
+    run_ok("lockrpc-slow-link", "1", "2", &out);
+    let csv = fs::read_to_string(out.join("lockrpc.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    let rustfs = csv
+        .lines()
+        .find(|l| column(header, l, "policy") == "rustfs")
+        .unwrap();
+    let g = |name: &str| -> f64 { column(header, rustfs, name).parse().unwrap() };
+    let timeouts = g("timeouts_lock") + g("timeouts_unlock");
+    assert!(timeouts > 0.0, "{rustfs}");
+    assert!(
+        g("suppressed_peer_recently_served") >= 0.9 * timeouts,
+        "{rustfs}"
+    );
+    assert_eq!(
+        g("evictions_timeout") + g("evictions_transport"),
+        0.0,
+        "{rustfs}"
     );
 
     let out = dir.path().join("7363");
