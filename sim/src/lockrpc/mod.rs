@@ -7,7 +7,8 @@
 //! |---|---|
 //! | `setup.rs` | the `[lockrpc]` table resolved |
 //! | `server.rs` | a lock server: FIFO queue, workers, locks, leases |
-//! | `world.rs` | the event loop, the servers' side (h2's accept queue) |
+//! | `world.rs` | the event loop, the servers' queues, service and leases |
+//! | `h2.rs` | a server's HTTP/2 layer: accepting streams, resets, GOAWAY |
 //! | `faults.rs` | faults on the servers, dead-peer windows |
 //! | `network.rs` | messages over TCP: latency, loss, partitions, SYNs |
 //! | `node.rs` | a node's process: one channel per server, shared by its clients |
@@ -35,6 +36,7 @@
 mod client;
 mod dial;
 mod faults;
+mod h2;
 mod ids;
 mod network;
 mod node;

@@ -1,6 +1,7 @@
-//! The event loop of one lock-RPC run: the queue, the servers' side, the
-//! faults, and the bookkeeping of dead-peer windows. The clients' side is
-//! in `client.rs`.
+//! The event loop of one lock-RPC run: the queue, the servers' workers,
+//! service and leases, and the bookkeeping of dead-peer windows. A
+//! server's HTTP/2 layer is in `h2.rs`, the clients' side in `client.rs`
+//! and `node.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -492,103 +493,6 @@ impl<'a> World<'a> {
 
     pub(super) fn push(&mut self, at: Nanos, ev: Ev) {
         self.queue.push(at.as_nanos(), ev);
-    }
-
-    fn at_server(&mut self, server: u32, job: Job) {
-        let s = &mut self.servers[server as usize];
-        let dead = s.down || job.connection < s.floor[job.node as usize];
-        if dead {
-            // Connection refused (or reset by a restarted server).
-            self.refuse(server, job.node, job.connection);
-            return;
-        }
-        if !s.live(&job) {
-            s.cancelled.remove(&job.rpc);
-            return;
-        }
-        if s.paused {
-            // A frozen process accepts nothing: the stream waits in h2's
-            // accept queue until the server runs again.
-            s.pending_accept.push(job);
-            return;
-        }
-        self.accept(server, job);
-    }
-
-    /// The server's h2 layer hands the stream to the lock service.
-    fn accept(&mut self, server: u32, job: Job) {
-        let s = &mut self.servers[server as usize];
-        if self.setup.convoy && job.op == super::server::Op::Lock {
-            s.lock_queue.push_back(job);
-        } else {
-            s.queue.push_back(job);
-        }
-        self.try_start(server);
-    }
-
-    /// A `RST_STREAM` reached `server`. h2 drops a stream the service has
-    /// not served; a reset of a stream still waiting to be accepted counts
-    /// against `max_pending_accept_reset_streams`, past which the server
-    /// closes the connection with `GOAWAY` (`ENHANCE_YOUR_CALM`); a reset
-    /// of a stream already accepted never does (hyperium/h2
-    /// `src/proto/streams/recv.rs`, `recv_reset`).
-    pub(super) fn cancel_at_server(&mut self, server: u32, node: u32, connection: u64, rpc: u64) {
-        let limit = self.config.reset_limit;
-        let s = &mut self.servers[server as usize];
-        if s.down || s.closed.contains(&(node, connection)) {
-            return;
-        }
-        let pending = s.pending_accept.iter().any(|j| j.rpc == rpc);
-        s.cancelled.insert(rpc);
-        if pending && s.reset_pending(node, connection) > limit {
-            // Sent once the process runs again (it is frozen now).
-            s.goaway.insert((node, connection));
-        }
-    }
-
-    /// A paused server runs again: its h2 layer reads what arrived, closes
-    /// the connections that passed the reset limit, and accepts the rest.
-    pub(super) fn resume_accepting(&mut self, server: u32) {
-        let s = &mut self.servers[server as usize];
-        let goaway = std::mem::take(&mut s.goaway);
-        s.clear_reset_counts();
-        let pending = std::mem::take(&mut s.pending_accept);
-        for &(node, connection) in &goaway {
-            self.servers[server as usize].close(node, connection);
-            if let Some(at) = self.transit(Draw::Node(node), server, node) {
-                self.push(
-                    at,
-                    Ev::GoAway {
-                        node,
-                        server,
-                        connection,
-                    },
-                );
-            }
-        }
-        for job in pending {
-            let s = &mut self.servers[server as usize];
-            if s.live(&job) {
-                self.accept(server, job);
-            } else {
-                s.cancelled.remove(&job.rpc);
-            }
-        }
-    }
-
-    /// `server` refuses node `node`'s `connection`: the node hears it one
-    /// latency later.
-    pub(super) fn refuse(&mut self, server: u32, node: u32, connection: u64) {
-        if let Some(at) = self.transit(Draw::Node(node), server, node) {
-            self.push(
-                at,
-                Ev::Refused {
-                    node,
-                    server,
-                    connection,
-                },
-            );
-        }
     }
 
     pub(super) fn try_start(&mut self, server: u32) {
