@@ -15,6 +15,7 @@ mod bench_sim;
 mod bench_swarm;
 mod budget;
 mod check;
+mod cli_error;
 mod cluster_runs;
 mod list;
 mod live;
@@ -90,7 +91,22 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            return match cli_error::classify(e) {
+                cli_error::NotParsed::Print(request) => {
+                    // Help or version, on standard output.
+                    let _ = request.print();
+                    ExitCode::SUCCESS
+                }
+                cli_error::NotParsed::Error(line) => {
+                    out::error(&line);
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    };
     let done = |result: Result<(), String>| result.map(|()| ExitCode::SUCCESS);
     let result = match cli.command {
         None => done(run::run(&run::RunArgs::default())),
