@@ -57,7 +57,8 @@ pub fn progress(len: u64, unit: &str) -> ProgressBar {
 
 /// The seeds `--seed first` and `--seeds seeds` (default: the scenario's
 /// own `seeds`) stand for, refused when they would wrap past the largest
-/// seed (see `fdlab_scenarios::seed_range`).
+/// seed (see `fdlab_scenarios::seed_range`) or more than
+/// [`crate::budget::MAX_RUNS`].
 pub fn seed_list(first: u64, seeds: Option<u32>, scenario_seeds: u32) -> Result<Vec<u64>, String> {
     let (count, option) = match seeds {
         Some(n) => (n, format!("--seeds {n}")),
@@ -66,6 +67,13 @@ pub fn seed_list(first: u64, seeds: Option<u32>, scenario_seeds: u32) -> Result<
             format!("the scenario's `seeds = {scenario_seeds}`"),
         ),
     };
+    // Before the list is made: four billion seeds are 32 GiB of them.
+    if u64::from(count) > crate::budget::MAX_RUNS {
+        return Err(format!(
+            "{option}: {count} seeds; at most {} runs",
+            crate::budget::MAX_RUNS
+        ));
+    }
     Ok(seed_range(first, u64::from(count), "--seed", &option)?.collect())
 }
 

@@ -95,6 +95,14 @@ pub fn classic_has_no_keys() -> String {
 /// judge of that kind).
 pub fn resolve_key(scenario: &Scenario, head: &str, param: &str) -> Result<Target, String> {
     let judges = scenario.orleans_judge_names();
+    if judges.is_empty() {
+        // A SWIM-only scenario: its runs have no Orleans keys.
+        return Err(format!(
+            "`{}`: membership scenario `{}` has no Orleans judge; its SWIM runs are not swept or tuned yet",
+            excerpt(&format!("{head}.{param}")),
+            scenario.name
+        ));
+    }
     let orleans = param.strip_prefix("orleans.");
     if head == "membership" && (orleans.is_some() || !judges.iter().any(|j| j == head)) {
         let Some(key) = orleans else {

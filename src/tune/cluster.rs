@@ -126,6 +126,13 @@ fn pins(args: &TuneArgs, scenario: &ValidScenario) -> Result<Vec<(Target, Value)
 /// The judges to tune: `--judge`, in the scenario's order, or all.
 fn judges(args: &TuneArgs, scenario: &ValidScenario) -> Result<Vec<String>, String> {
     let names = scenario.orleans_judge_names();
+    if names.is_empty() {
+        // A SWIM-only scenario: nothing here would be ranked.
+        return Err(format!(
+            "`{}` has no Orleans judge to tune: its judges are SWIM runs, whose keys are not swept or tuned yet",
+            scenario.name
+        ));
+    }
     for (i, name) in args.judge.iter().enumerate() {
         if !names.contains(name) {
             if fdlab_sim::scenario::is_swim_run(name) {
