@@ -163,6 +163,7 @@ pub fn run(args: &CheckArgs) -> Result<(), String> {
     );
     for (option, path) in [("--junit", &args.junit), ("--markdown", &args.markdown)] {
         if let Some(path) = path {
+            crate::out_paths::refuse_unwritable_file(option, path)?;
             refuse_same_file(option, path, &inputs)?;
         }
     }

@@ -43,6 +43,23 @@ fn resolved(path: &Path) -> Option<PathBuf> {
     Some(parent.canonicalize().ok()?.join(name))
 }
 
+/// Refuses, before any work, an output file (the value of `option`) that
+/// cannot be written: a directory, a path whose directory does not exist,
+/// or a directory where no file can be made (tried, not guessed from the
+/// permission bits; see [`fdlab_reports::atomic::probe_writable`]).
+pub fn refuse_unwritable_file(option: &str, output: &Path) -> Result<(), String> {
+    let at = |problem: String| format!("{option} {}: {problem}", output.display());
+    if output.is_dir() {
+        return Err(at("is a directory; name a file".into()));
+    }
+    let dir = fdlab_reports::atomic::parent_of(output);
+    if !dir.is_dir() {
+        return Err(at(format!("directory {} does not exist", dir.display())));
+    }
+    fdlab_reports::atomic::probe_writable(dir)
+        .map_err(|e| at(format!("cannot be written in {}: {e}", dir.display())))
+}
+
 /// Refuses an output file (the value of `option`) that is one of `inputs`.
 pub fn refuse_same_file(option: &str, output: &Path, inputs: &[Input]) -> Result<(), String> {
     let Some(out) = resolved(output) else {

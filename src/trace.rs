@@ -32,6 +32,7 @@ pub struct TraceArgs {
 pub fn run(args: &TraceArgs) -> Result<(), String> {
     let spec = parse_detector_arg(&args.detector).map_err(|e| format!("--detector: {e}"))?;
     if let Some(out) = &args.out {
+        crate::out_paths::refuse_unwritable_file("--out", out)?;
         refuse_same_file("--out", out, &[Input::new("the events file", &args.events)])?;
     }
     let events = read_events(&args.events)?;

@@ -23,6 +23,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
@@ -115,10 +116,7 @@ pub fn write_atomically<F>(path: &Path, fill: F) -> io::Result<()>
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()>,
 {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
+    let dir = parent_of(path);
     if !dir.is_dir() {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
@@ -153,6 +151,32 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomically(path, |out| out.write_all(bytes))
 }
 
+/// Checks, before any work, that a file can be created in `dir`, the way
+/// [`write_atomically`] creates one: a temporary is made and removed at
+/// once. Being root, or a read-only mount, or a full quota, make the
+/// permission bits a poor guide; only trying tells.
+pub fn probe_writable(dir: &Path) -> io::Result<()> {
+    // A temporary's name (so a kill between the two steps leaves what the
+    // next writer removes), unique within the process by a counter.
+    static PROBES: AtomicU32 = AtomicU32::new(0);
+    let n = PROBES.fetch_add(1, Ordering::Relaxed) % 1_000_000;
+    let path = dir.join(format!("{TEMP_PREFIX}{}-{n:06}{TEMP_SUFFIX}", pid::own()));
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    fs::remove_file(&path)
+}
+
+/// Where a file at `path` would be created: its parent, or the current
+/// directory for a bare name.
+pub fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
 /// Creates `dir` (and parents) if missing.
 pub fn ensure_dir(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)
@@ -161,6 +185,18 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_probe_leaves_nothing_and_fails_where_nothing_can_be_made() {
+        let dir = tempfile::tempdir().unwrap();
+        probe_writable(dir.path()).unwrap();
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        // A file in the way fails even for root, as a read-only mount would.
+        let file = dir.path().join("f");
+        fs::write(&file, b"x").unwrap();
+        assert!(probe_writable(&file).is_err());
+        assert!(probe_writable(&dir.path().join("missing")).is_err());
+    }
 
     #[test]
     fn failure_leaves_previous_file_and_no_temporary() {

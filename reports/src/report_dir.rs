@@ -196,7 +196,7 @@ pub fn check_out(dir: &Path, kind: ReportKind) -> io::Result<()> {
     if dest.exists {
         may_replace(&dest.path, kind)?;
     }
-    Ok(())
+    dest.probe_writable()
 }
 
 /// Writes a report of `kind` to `dir`, whole: `build` writes its files into

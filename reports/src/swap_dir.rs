@@ -138,6 +138,26 @@ fn sibling_stem(name: &OsStr) -> String {
 }
 
 impl Destination {
+    /// Checks that the directory can be written, before any work goes into
+    /// it: the sibling is made next to it, or, where the parent cannot be
+    /// written, the directory is written in place (see the module docs); a
+    /// directory still to be created is made under its nearest existing
+    /// ancestor.
+    pub fn probe_writable(&self) -> io::Result<()> {
+        let cannot = |e: io::Error| refused(format!("cannot be written: {e}"));
+        if self.exists {
+            return crate::atomic::probe_writable(&self.parent)
+                .or_else(|_| crate::atomic::probe_writable(&self.path))
+                .map_err(cannot);
+        }
+        let ancestor = self
+            .parent
+            .ancestors()
+            .find(|a| !a.as_os_str().is_empty() && a.is_dir())
+            .unwrap_or(Path::new("."));
+        crate::atomic::probe_writable(ancestor).map_err(cannot)
+    }
+
     fn sibling(&self, owner: u32, suffix: &str) -> PathBuf {
         self.parent
             .join(format!(".fdlab-{}-{owner}.{suffix}", self.stem))

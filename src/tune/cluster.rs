@@ -170,7 +170,7 @@ pub fn run(args: &TuneArgs, arg: &str, scenario: &ValidScenario) -> Result<ExitC
         ));
     }
     if let Some(out) = &args.out {
-        super::check_out_dir(out)?;
+        crate::out_paths::refuse_unwritable_file("--out", out)?;
         let inputs: Vec<Input> = fdlab_scenarios::resolve::files_of(arg, scenario)
             .into_iter()
             .map(|f| Input::new("the scenario's file", f))

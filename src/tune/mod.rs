@@ -185,7 +185,7 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
         None => Vec::new(),
     };
     if let Some(out) = &args.out {
-        check_out_dir(out)?;
+        crate::out_paths::refuse_unwritable_file("--out", out)?;
     }
     let pool = crate::simulate::thread_pool(args.jobs)?;
     let Evaluated {
@@ -524,21 +524,4 @@ fn read_trace(path: &Path) -> Result<Vec<Nanos>, String> {
     };
     parse_heartbeat_recording(&name, BufReader::with_capacity(1 << 16, reader))
         .map_err(|e| e.to_string())
-}
-
-/// Fails early, before any work, if `--out` cannot be written into.
-pub(crate) fn check_out_dir(out: &Path) -> Result<(), String> {
-    let dir = match out.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    if dir.is_dir() {
-        Ok(())
-    } else {
-        Err(format!(
-            "--out: {}: directory {} does not exist",
-            out.display(),
-            dir.display()
-        ))
-    }
 }
