@@ -125,19 +125,25 @@ pub fn bounded(message: &str) -> String {
 /// `c` as [`char::escape_debug`] shows it, but quotes as they are: an
 /// excerpt sits between backticks, where `it's` reads better than `it\'s`.
 fn escaped(c: char) -> impl Iterator<Item = char> + Clone {
-    let plain = matches!(c, '\'' | '"');
-    let quote = plain.then_some(c).into_iter();
-    let other = (!plain).then(|| c.escape_debug()).into_iter().flatten();
-    quote.chain(other)
+    let shown: Vec<char> = match c {
+        '\'' | '"' => vec![c],
+        // `escape_debug` leaves some invisible format characters as they are.
+        c if hidden(c) && !c.is_control() => c.escape_unicode().collect(),
+        c => c.escape_debug().collect(),
+    };
+    shown.into_iter()
 }
 
-/// `c`, or its escape if it is a control character.
-fn control_escaped(c: char) -> impl Iterator<Item = char> {
-    let control = c.is_control();
+/// `c`, or its escape if it does not show as itself (see
+/// [`fdlab_sim::printable`]).
+pub fn control_escaped(c: char) -> impl Iterator<Item = char> {
+    let control = hidden(c);
     let plain = (!control).then_some(c).into_iter();
     let escape = control.then(|| c.escape_debug()).into_iter().flatten();
     plain.chain(escape)
 }
+
+use fdlab_sim::printable::hidden;
 
 #[cfg(test)]
 mod tests {

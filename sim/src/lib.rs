@@ -23,6 +23,7 @@ pub mod membership;
 pub mod outcome;
 pub mod placement;
 pub mod plan;
+pub mod printable;
 pub mod queue;
 pub mod rng;
 pub mod scenario;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use fdlab_protocol::placement::DistributionKind;
+use fdlab_protocol::placement::{DistributionKind, MAX_TOTAL_WEIGHT};
 
 use super::placement_setup::{PlacementSetup, MAX_KEYS, MAX_SERVERS};
 use super::validate::{check, ScenarioError};
@@ -116,6 +116,16 @@ impl Scenario {
                     "must be at least 1 (a server of weight 0 gets no key: leave it out)",
                 )?;
             }
+            // The clients' own limit (fdlab_protocol::placement), checked
+            // here so that a dry run and the file's line say it.
+            let total = w.iter().fold(0u64, |t, &x| t.saturating_add(u64::from(x)));
+            check(
+                total <= MAX_TOTAL_WEIGHT,
+                || key("weights"),
+                &format!(
+                    "add up to {total}, past {MAX_TOTAL_WEIGHT}: the clients list each server `weight` times"
+                ),
+            )?;
         }
         if let Some(h) = &p.hash {
             check(

@@ -6,7 +6,10 @@ use fdlab_protocol::time::MAX_DURATION;
 use fdlab_protocol::{Nanos, ValidConfig};
 
 pub use super::membership_checks::{MAX_SILOS, SILO_BYTES_PER_SILO};
-use super::{Dist, Expect, Fault, FaultKind, MonitorCount, PartitionShape, Scenario, Topology};
+use super::{
+    is_swim_run, Dist, Expect, Fault, FaultKind, MonitorCount, PartitionShape, Scenario, Topology,
+    CLASSIC_JUDGE, LIFEGUARD_RUN, SWIM_RUN,
+};
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -252,6 +255,15 @@ impl Scenario {
                 || format!("detectors[{i}].name"),
                 "must not be empty",
             )?;
+            if let Some(c) = crate::printable::first_hidden(&d.name) {
+                return Err(ScenarioError::new(
+                    format!("detectors[{i}].name"),
+                    format!(
+                        "holds {}, a character that does not show as itself; names appear in reports and terminals",
+                        c.escape_unicode()
+                    ),
+                ));
+            }
             check(
                 !self.detectors[..i].iter().any(|o| o.name == d.name),
                 || format!("detectors[{i}].name"),
@@ -263,6 +275,16 @@ impl Scenario {
                 })?;
             configs.push(valid);
             if let Some(m) = &self.membership {
+                // `membership.judges` names these runs, not this table: the
+                // table would never judge.
+                check(
+                    d.name != CLASSIC_JUDGE && !is_swim_run(&d.name),
+                    || format!("detectors[{i}].name"),
+                    &format!(
+                        "`{}` is the name of a built-in judge (`{CLASSIC_JUDGE}`, `{SWIM_RUN}`, `{LIFEGUARD_RUN}`); give this detector another name",
+                        d.name
+                    ),
+                )?;
                 check(
                     !d.config.uses_data_stream(),
                     || format!("detectors[{i}].kind"),
@@ -307,7 +329,7 @@ impl Scenario {
                 self.fault_fits(kind, || format!("faults[{i}].kind"))?;
                 self.lockrpc_fault_fits(kind, || format!("faults[{i}].kind"))?;
             }
-            fault.validate(i, self.duration, &known)?;
+            fault.validate(i, self.duration, &known, names.len())?;
             check(
                 fault.processing.is_none() || self.is_membership(),
                 || format!("faults[{i}].processing"),
@@ -435,11 +457,49 @@ impl Scenario {
 }
 
 impl Fault {
+    /// Refuses a `halves` or `bridge` side that would cut nothing: an empty
+    /// side, one that holds every node (with the bridge, for a bridge), or
+    /// a node named twice (a typo for another node, most likely). Such a
+    /// partition would run as a no-op, and a scenario that expects it to
+    /// be detected would judge detectors against a fault that never was.
+    fn sides_cut(&self, at: &str, node_count: usize) -> Result<(), ScenarioError> {
+        let nodes = self.nodes.as_deref().unwrap_or_default();
+        let refuse = |problem: String| Err(ScenarioError::new(at.to_string(), problem));
+        let mut named = BTreeSet::new();
+        for n in nodes {
+            if !named.insert(n.as_str()) {
+                return refuse(format!("names `{n}` twice"));
+            }
+        }
+        let bridge = self.node.as_deref();
+        if let Some(b) = bridge.filter(|b| named.contains(b)) {
+            return refuse(format!(
+                "names `{b}`, the bridge (`node`), which is on neither side"
+            ));
+        }
+        if named.is_empty() {
+            return refuse("is empty: name the nodes of one side".into());
+        }
+        if named.len() + usize::from(bridge.is_some()) >= node_count {
+            return refuse(format!(
+                "names all {} nodes{}, so the other side is empty and the partition cuts nothing",
+                named.len(),
+                if bridge.is_some() {
+                    " but the bridge"
+                } else {
+                    ""
+                }
+            ));
+        }
+        Ok(())
+    }
+
     pub(super) fn validate(
         &self,
         i: usize,
         run: Nanos,
         known: &dyn Fn(&str) -> bool,
+        node_count: usize,
     ) -> Result<(), ScenarioError> {
         let path = |key: &str| format!("faults[{i}].{key}");
         let Some(kind) = self.kind else {
@@ -533,10 +593,14 @@ impl Fault {
             }
             K::Partition => match self.shape.unwrap_or_default() {
                 PartitionShape::Isolate => needs("node", self.node.is_some())?,
-                PartitionShape::Halves => needs("nodes", self.nodes.is_some())?,
+                PartitionShape::Halves => {
+                    needs("nodes", self.nodes.is_some())?;
+                    self.sides_cut(&path("nodes"), node_count)?;
+                }
                 PartitionShape::Bridge => {
                     needs("nodes", self.nodes.is_some())?;
                     needs("node", self.node.is_some())?;
+                    self.sides_cut(&path("nodes"), node_count)?;
                 }
             },
             K::SlowLink | K::SlowTable => needs("extra_latency", self.extra_latency.is_some())?,
