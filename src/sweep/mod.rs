@@ -210,6 +210,17 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
     }
     let (plan, points) = make_plan(args, &scenario)?;
     let shard = shard_of(args)?;
+    if shard
+        .units(plan.file.points.len(), plan.file.seeds as usize)
+        .is_empty()
+    {
+        // A share that runs nothing would end "done" and merge to nothing.
+        let units = plan.file.points.len() * plan.file.seeds as usize;
+        return Err(format!(
+            "--shard {}/{}: the sweep has {units} units (points x seeds), and share {} holds none of them; use at most {units} shards",
+            shard.index, shard.count, shard.index
+        ));
+    }
     let threads = budget::threads(args.jobs)?;
     let work = Work {
         runs: vec![(&points, u64::from(plan.file.seeds))],

@@ -158,7 +158,20 @@ impl<'a> Doc<'a> {
                 if missing_field(message).is_some() {
                     continue;
                 }
-                let culprit = culprit(segs, leaf, message);
+                let mut culprit = culprit(segs, leaf, message);
+                if matches!(leaf, Value::Table(_)) && culprit.len() < segs.len() {
+                    // `key = {}`: "invalid type: map" may be about the empty
+                    // table itself or its parent; a number in its place
+                    // tells which.
+                    let mut scalar = prefix.clone();
+                    insert(&mut scalar, segs, Value::Integer(0));
+                    let still = T::deserialize(scalar)
+                        .err()
+                        .is_some_and(|e| e.message().starts_with("invalid type: map"));
+                    if !still {
+                        culprit = segs;
+                    }
+                }
                 return self.error(&render(path, culprit), rephrase(message));
             }
             if let Some(field) = missing_field(whole) {
@@ -403,10 +416,12 @@ pub(crate) fn rephrase(message: &str) -> String {
             Some((field, expected)) => {
                 // The keys serde lists are between backticks.
                 let keys = expected.split('`').skip(1).step_by(2);
-                let hint = closest_key(field.trim_end_matches('`'), keys)
-                    .map(|k| format!(" (did you mean `{k}`?)"))
-                    .unwrap_or_default();
-                format!("unknown key{hint}; expected {expected}")
+                // A near miss says the one key meant; the whole list (up to
+                // 30 keys of a membership table) is for a key that is not.
+                match closest_key(field.trim_end_matches('`'), keys) {
+                    Some(k) => format!("unknown key (did you mean `{k}`?)"),
+                    None => format!("unknown key; expected {expected}"),
+                }
             }
             None => "unknown key; this table takes no keys".to_string(),
         };
@@ -434,10 +449,17 @@ pub(crate) fn rephrase(message: &str) -> String {
         ("expected a boolean", "expected true or false"),
     ] {
         if let Some(head) = message.strip_suffix(rust) {
-            return format!("{head}{plain}");
+            return in_toml_words(&format!("{head}{plain}"));
         }
     }
-    message.to_string()
+    in_toml_words(message)
+}
+
+/// serde's names for TOML's kinds of value in TOML's own words.
+fn in_toml_words(message: &str) -> String {
+    message
+        .replacen("invalid type: map,", "invalid type: a table,", 1)
+        .replacen("invalid type: sequence,", "invalid type: an array,", 1)
 }
 
 pub(super) fn describe(value: &Value) -> String {

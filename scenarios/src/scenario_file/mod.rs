@@ -852,8 +852,9 @@ num_votes_for_death_declaration = 2
         let e = err("m.toml", &cluster_with("probe_timeout", "probe_timout"));
         let problem = assert_err(&e, "m.toml", 18, "membership.orleans.probe_timout");
         assert!(problem.contains("did you mean `probe_timeout`"), "{e}");
+        // A near miss names the key meant, not all thirty.
         assert!(
-            problem.contains("`num_missed_probes_limit`"),
+            !problem.contains("`num_missed_probes_limit`"),
             "lists the keys: {e}"
         );
         let e = err("m.toml", &format!("{CLUSTER}gossip = true\n"));
