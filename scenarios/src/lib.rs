@@ -55,7 +55,7 @@ pub use detector_spec::{detector_from_table, parse_detector_arg, DetectorSpec, S
 pub use events::{parse_events, EventsError};
 pub use resolve::{resolve, resolve_with_swarm, ResolveError};
 pub use scenario_file::{
-    load_scenario, load_scenario_with_swarm, parse_scenario, parse_scenario_with_swarm,
+    key_place, load_scenario, load_scenario_with_swarm, parse_scenario, parse_scenario_with_swarm,
     ScenarioFileError,
 };
 pub use scenario_writer::write_scenario;

@@ -2,6 +2,7 @@
 //! takes, so that none of them checks it again or has an error to handle.
 
 use std::ops::Deref;
+use std::sync::Arc;
 
 use fdlab_protocol::{Detector, Nanos, ValidConfig};
 
@@ -17,6 +18,36 @@ pub struct ValidScenario {
     scenario: Scenario,
     /// `scenario.detectors[i].config`, validated.
     configs: Vec<ValidConfig>,
+    /// The file it was read from, if any.
+    origin: Origin,
+}
+
+/// The file a scenario was read from and its text: what lets a check made
+/// after parsing (a run too large, too long) name `file:line` of the key it
+/// is about, as the file's own errors do.
+#[derive(Clone, Debug, Default)]
+pub struct Origin(Option<Arc<SourceFile>>);
+
+/// A scenario file as read.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// The file's name as the user gave it.
+    pub file: String,
+    pub text: String,
+}
+
+impl Origin {
+    pub fn file(&self) -> Option<&SourceFile> {
+        self.0.as_deref()
+    }
+}
+
+/// Where a scenario was read from is not part of what it is: two scenarios
+/// that run the same are equal whatever their files.
+impl PartialEq for Origin {
+    fn eq(&self, _: &Origin) -> bool {
+        true
+    }
 }
 
 impl ValidScenario {
@@ -24,7 +55,25 @@ impl ValidScenario {
     pub fn new(scenario: Scenario) -> Result<ValidScenario, ScenarioError> {
         let configs = scenario.checked_configs()?;
         debug_assert_eq!(configs.len(), scenario.detectors.len());
-        Ok(ValidScenario { scenario, configs })
+        Ok(ValidScenario {
+            scenario,
+            configs,
+            origin: Origin::default(),
+        })
+    }
+
+    /// This scenario, read from `file` holding `text`.
+    pub fn with_origin(mut self, file: &str, text: &str) -> ValidScenario {
+        self.origin = Origin(Some(Arc::new(SourceFile {
+            file: file.to_string(),
+            text: text.to_string(),
+        })));
+        self
+    }
+
+    /// The file this scenario was read from, if it was.
+    pub fn origin(&self) -> Option<&SourceFile> {
+        self.origin.file()
     }
 
     /// The validated configuration of detector `d` (its position in the
@@ -76,7 +125,11 @@ impl ValidScenario {
             judges.retain(|j| j == CLASSIC_JUDGE || kept.iter().any(|d| &d.name == j));
         }
         let configs = indices.iter().map(|&i| self.configs[i].clone()).collect();
-        ValidScenario { scenario, configs }
+        ValidScenario {
+            scenario,
+            configs,
+            origin: self.origin.clone(),
+        }
     }
 
     pub fn scenario(&self) -> &Scenario {

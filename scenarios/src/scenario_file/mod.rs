@@ -279,12 +279,28 @@ pub fn parse_scenario_with_swarm(
         lockrpc,
     };
     load_empirical(&doc, &mut scenario, base_dir)?;
-    let scenario = ValidScenario::new(scenario).map_err(|e| doc.error(&e.path, e.problem))?;
+    let scenario = ValidScenario::new(scenario)
+        .map_err(|e| doc.error(&e.path, e.problem))?
+        .with_origin(file, text);
     let tables = SwarmTables { swarm, properties };
     tables
         .validate(&scenario)
         .map_err(|e| doc.error(&e.path, e.problem))?;
     Ok((scenario, tables))
+}
+
+/// `file:line: `key`` for an error about `key` of `scenario` found after
+/// it was read (a run too large), as the file's own errors begin; the
+/// scenario's name for one that was not read from a file (a built-in
+/// variant made by a sweep).
+pub fn key_place(scenario: &ValidScenario, key: &str) -> String {
+    let Some(source) = scenario.origin() else {
+        return format!("{}: {}", scenario.name, crate::excerpt::key(key));
+    };
+    let line = DeTable::parse(&source.text)
+        .map(|spanned| Doc::new(&source.file, &source.text, spanned.get_ref()).line_of(key))
+        .unwrap_or(1);
+    format!("{}:{line}: `{}`", source.file, crate::excerpt::key(key))
 }
 
 /// The stem of `file` (`crash.toml` -> `crash`).
