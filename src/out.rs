@@ -62,70 +62,13 @@ pub fn err_line(args: fmt::Arguments<'_>) {
 /// Prints `fdlab: error: message` on one line: a character that got into a
 /// message and would not show as itself (a line break, a NUL, an escape
 /// sequence, a right-to-left override) is escaped, and a number too long to
-/// read is shortened (see [`short_numbers`]).
+/// read is shortened (see [`fdlab_scenarios::excerpt::short_numbers`]).
 pub fn error(message: &str) {
-    let one_line: String = short_numbers(message)
+    let one_line: String = fdlab_scenarios::excerpt::short_numbers(message)
         .chars()
         .flat_map(fdlab_scenarios::excerpt::control_escaped)
         .collect();
     err_line(format_args!("fdlab: error: {one_line}"));
-}
-
-/// Digits in a row past which an error shows a number in scientific
-/// notation: a `u64` has 20, so any longer run is an `f64` printed whole
-/// (`1e308` as 309 digits) or pasted input.
-const LONGEST_NUMBER_DIGITS: usize = 20;
-
-/// `message` with every run of more than [`LONGEST_NUMBER_DIGITS`] digits
-/// (and its fraction, if any) written as `1.000e308`. Every error that
-/// prints an `f64` with `{}` goes through here, so none has to remember.
-fn short_numbers(message: &str) -> String {
-    let chars: Vec<char> = message.chars().collect();
-    let mut out = String::with_capacity(message.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let start = i;
-        while i < chars.len() && chars[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            out.push(chars[i]);
-            i += 1;
-            continue;
-        }
-        let mut end = i;
-        if end + 1 < chars.len() && chars[end] == '.' && chars[end + 1].is_ascii_digit() {
-            end += 1;
-            while end < chars.len() && chars[end].is_ascii_digit() {
-                end += 1;
-            }
-        }
-        let digits: String = chars[start..end].iter().collect();
-        match digits.parse::<f64>() {
-            Ok(x) if i - start > LONGEST_NUMBER_DIGITS && x.is_finite() => {
-                out.push_str(&format!("{x:.3e}"));
-                i = end;
-            }
-            _ => out.push_str(&chars[start..i].iter().collect::<String>()),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::short_numbers;
-
-    #[test]
-    fn long_numbers_are_shortened_and_others_kept() {
-        let huge = format!("must be at most 1e6, got {}", 1e308);
-        assert_eq!(short_numbers(&huge), "must be at most 1e6, got 1.000e308");
-        let frac = format!("got {}.5 s", "9".repeat(30));
-        assert_eq!(short_numbers(&frac), "got 1.000e30 s");
-        let kept = "seed 18446744073709551615, n12, 3.25 s, v1.2.3";
-        assert_eq!(short_numbers(kept), kept);
-        assert_eq!(short_numbers(""), "");
-    }
 }
 
 /// `println!` that neither panics nor stops the command when standard

@@ -36,6 +36,20 @@ pub fn excerpt(text: &str) -> String {
 /// [`excerpt`] with another length: `max` characters shown at most (and the
 /// `…`).
 pub fn excerpt_to(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        // A number is shown whole, shortened: its first digits cut off
+        // would read as another number.
+        if let Ok(x) = text.trim().parse::<f64>() {
+            if x.is_finite() {
+                return format!("{x:.3e}");
+            }
+        }
+    }
+    cut_to(text, max)
+}
+
+/// `text` escaped and cut to `max` characters, as it is.
+fn cut_to(text: &str, max: usize) -> String {
     let mut out = String::new();
     let mut shown = 0;
     for c in text.chars() {
@@ -58,7 +72,12 @@ pub fn excerpt_bytes(bytes: &[u8]) -> String {
     // 4 bytes per character at most, and one more to know whether it was cut.
     let head = &bytes[..bytes.len().min(EXCERPT_CHARS * 4 + 4)];
     let text = String::from_utf8_lossy(head);
-    let mut out = excerpt(&text);
+    // Only a whole field may be read as a number.
+    let mut out = if head.len() < bytes.len() {
+        cut_to(&text, EXCERPT_CHARS)
+    } else {
+        excerpt(&text)
+    };
     if head.len() < bytes.len() && !out.ends_with(CUT) {
         out.push(CUT);
     }
@@ -78,6 +97,7 @@ pub fn key(path: &str) -> String {
 /// Backslashes and quotes are left alone, since such messages often quote
 /// with `{:?}` already; a message that quotes nothing long passes unchanged.
 pub fn bounded(message: &str) -> String {
+    let message = &short_numbers(message);
     let mut out = String::new();
     let mut quote: Option<(char, usize)> = None;
     let mut kept = 0;
@@ -145,6 +165,49 @@ pub fn control_escaped(c: char) -> impl Iterator<Item = char> {
 
 use fdlab_sim::printable::hidden;
 
+/// Digits in a row past which an error shows a number in scientific
+/// notation: a `u64` has 20, so any longer run is an `f64` printed whole
+/// (`1e308` as 309 digits) or pasted input.
+const LONGEST_NUMBER_DIGITS: usize = 20;
+
+/// `message` with every run of more than [`LONGEST_NUMBER_DIGITS`] digits
+/// (and its fraction, if any) written as `1.000e308`. Every error that
+/// prints an `f64` with `{}` goes through here, so none has to remember.
+pub fn short_numbers(message: &str) -> String {
+    let chars: Vec<char> = message.chars().collect();
+    let mut out = String::with_capacity(message.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        if end + 1 < chars.len() && chars[end] == '.' && chars[end + 1].is_ascii_digit() {
+            end += 1;
+            while end < chars.len() && chars[end].is_ascii_digit() {
+                end += 1;
+            }
+        }
+        let digits: String = chars[start..end].iter().collect();
+        // A number already cut by an excerpt (`1000…`) is not this long.
+        let cut = chars.get(end) == Some(&CUT);
+        match digits.parse::<f64>() {
+            Ok(x) if i - start > LONGEST_NUMBER_DIGITS && x.is_finite() && !cut => {
+                out.push_str(&format!("{x:.3e}"));
+                i = end;
+            }
+            _ => out.push_str(&chars[start..i].iter().collect::<String>()),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +247,9 @@ mod tests {
         let wide = "é".repeat(EXCERPT_CHARS + 1);
         assert_eq!(excerpt(&wide), format!("{}…", "é".repeat(EXCERPT_CHARS)));
         assert_eq!(excerpt_to("abcdef", 3), "abc…");
+        // A long number is shortened, not cut.
+        assert_eq!(excerpt(&format!("1{}", "0".repeat(308))), "1.000e308");
+        assert_eq!(excerpt_to("123456", 3), "1.235e5");
     }
 
     #[test]
@@ -233,5 +299,18 @@ mod tests {
         // An unclosed long quote is cut too.
         let open = format!("`{}", "q".repeat(500));
         assert_eq!(bounded(&open), format!("`{}…", "q".repeat(EXCERPT_CHARS)));
+    }
+
+    #[test]
+    fn long_numbers_are_shortened_and_others_kept() {
+        let huge = format!("must be at most 1e6, got {}", 1e308);
+        assert_eq!(short_numbers(&huge), "must be at most 1e6, got 1.000e308");
+        let frac = format!("got {}.5 s", "9".repeat(30));
+        assert_eq!(short_numbers(&frac), "got 1.000e30 s");
+        let kept = "seed 18446744073709551615, n12, 3.25 s, v1.2.3";
+        assert_eq!(short_numbers(kept), kept);
+        assert_eq!(short_numbers(""), "");
+        let cut = format!("`{}…` has no unit", "1".repeat(60));
+        assert_eq!(short_numbers(&cut), cut);
     }
 }
