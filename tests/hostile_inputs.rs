@@ -10,8 +10,14 @@
 //!   nothing written;
 //!
 //! and never a panic, an abort, a hang (each case has a deadline) or another
-//! exit status. The cases run with `--max-events` and one seed, so several
-//! hundred cases take well under a minute;
+//! exit status. The swarm files are mutated too, and run through `fdlab
+//! swarm` (where exit 1 may also be a violation found, with its report).
+//! Mutations aim at the newer tables as well (`[membership]`,
+//! `[placement]`, `[lockrpc]`, `[swarm]`, `[properties]`): a key of theirs
+//! given a hostile value. And every command's arguments are mutated the
+//! same way (`command_lines_end_in_output_or_one_error`). The cases run with
+//! `--max-events` and one seed, so several hundred cases take well under a
+//! minute;
 //! `every_mutation_of_every_scenario` (ignored; `cargo test --release --test
 //! hostile_inputs -- --ignored`) runs the whole corpus.
 
@@ -25,14 +31,44 @@ use common::fdlab_within;
 const DEADLINE: Duration = Duration::from_secs(60);
 /// The event budget every case runs with.
 const MAX_EVENTS: &str = "2e6";
+/// The quick command corpus runs every this-many-th command line.
+const QUICK_COMMAND_STEP: usize = 4;
 /// Cases of the quick corpus per base scenario.
 const QUICK_PER_BASE: usize = 20;
+/// How the name of a swarm file's cases begins: they run through `fdlab
+/// swarm`.
+const SWARM_PREFIX: &str = "swarm-";
+/// The tables added after the first corpus, whose keys a mutation aims at.
+const NEWER_TABLES: [&str; 5] = [
+    "[membership",
+    "[placement",
+    "[lockrpc",
+    "[swarm",
+    "[properties",
+];
+/// Values a key of a newer table is given.
+const HOSTILE_VALUES: [&str; 14] = [
+    "1e308",
+    "-1e308",
+    "0",
+    "-1",
+    "18446744073709551616",
+    "nan",
+    "\"99999999h\"",
+    "\"1ns\"",
+    "\"\"",
+    "\"n1\\u202en2\"",
+    "[]",
+    "[1e308, -1]",
+    "{}",
+    "{ dist = \"pareto\", scale = \"1ns\", shape = 1e-300 }",
+];
 
 /// The base scenarios: every built-in and CI file.
 fn bases() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut out = Vec::new();
-    for dir in ["builtin", "ci"] {
+    for dir in ["builtin", "ci", "swarm"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -41,7 +77,12 @@ fn bases() -> Vec<(String, String)> {
         files.sort();
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
-            let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+            let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+            let name = if dir == "swarm" {
+                format!("{SWARM_PREFIX}{stem}")
+            } else {
+                stem
+            };
             out.push((name, text));
         }
     }
@@ -99,7 +140,24 @@ fn mutate(text: &str, g: &mut Gen) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     let i = g.below(lines.len());
-    match g.below(8) {
+    match g.below(9) {
+        // A key of a newer table given a hostile value.
+        8 => {
+            let mut in_newer = false;
+            let keys: Vec<usize> = (0..lines.len())
+                .filter(|&k| {
+                    let l = lines[k].trim_start();
+                    if l.starts_with('[') {
+                        in_newer = NEWER_TABLES.iter().any(|t| l.starts_with(t));
+                    }
+                    in_newer && !l.starts_with('[') && !l.starts_with('#') && l.contains('=')
+                })
+                .collect();
+            if let Some(&k) = keys.get(g.below(keys.len())) {
+                let (key, _) = lines[k].split_once('=').unwrap();
+                out[k] = format!("{key}= {}", g.pick(&HOSTILE_VALUES));
+            }
+        }
         // A line deleted.
         0 => {
             out.remove(i);
@@ -185,8 +243,48 @@ struct Case {
     out: PathBuf,
 }
 
+/// The problems of one case of a swarm file: exit 0 with its report; exit
+/// 1 with a violation's report, or with one error line that names the file
+/// and nothing written.
+fn check_swarm(case: &Case) -> Option<String> {
+    let file = case.file.to_str().unwrap();
+    let out = case.out.to_str().unwrap();
+    let args = [
+        "swarm",
+        file,
+        "--runs",
+        "1",
+        "--max-events",
+        MAX_EVENTS,
+        "--out",
+        out,
+    ];
+    let (code, _, stderr, took) = fdlab_within(&args, DEADLINE);
+    let errors = stderr
+        .lines()
+        .filter(|l| l.starts_with("fdlab: error:"))
+        .count();
+    let report = case.out.join("swarm.csv").is_file();
+    match code {
+        Some(0) if report => None,
+        Some(1) if report && case.out.join("violations.csv").is_file() && errors == 0 => None,
+        Some(1) if errors == 1 && stderr.lines().count() == 1 => {
+            let stem = case.file.file_stem().unwrap().to_string_lossy();
+            if !stderr.contains(stem.as_ref()) {
+                return Some(format!("error names no file: {stderr}"));
+            }
+            case.out.exists().then(|| format!("exit 1 but wrote {out}"))
+        }
+        None => Some(format!("no end within {took:?}")),
+        other => Some(format!("exit {other:?}, report {report}: {stderr}")),
+    }
+}
+
 /// The problems of one case, if any.
 fn check(case: &Case) -> Option<String> {
+    if case.name.starts_with(SWARM_PREFIX) {
+        return check_swarm(case);
+    }
     let file = case.file.to_str().unwrap();
     let out = case.out.to_str().unwrap();
     let stem = case
@@ -296,7 +394,7 @@ fn corpus(per_base: usize) {
     });
     let reports = cases
         .iter()
-        .filter(|c| c.out.join("index.html").is_file())
+        .filter(|c| c.out.join("index.html").is_file() || c.out.join("swarm.csv").is_file())
         .count();
     eprintln!(
         "{} cases: {reports} reports, {} refused",
@@ -318,6 +416,277 @@ fn corpus(per_base: usize) {
         dir.keep().display(),
         failures.join("\n")
     );
+}
+
+/// Values a command-line argument is given: numbers past every type's
+/// range, NaN, empty, huge, control and invisible characters, paths that
+/// cannot be read or written.
+const ARG_VALUES: [&str; 20] = [
+    "",
+    "0",
+    "-1",
+    "1e308",
+    "nan",
+    "inf",
+    "18446744073709551615",
+    "18446744073709551616",
+    "4294967296",
+    "100000000",
+    "1ns",
+    "99999999h",
+    "a\u{202E}b",
+    "\u{1b}[2J",
+    "x\ny",
+    "/proc/fdlab-no-such",
+    "/",
+    ".",
+    "/dev/null",
+    "no-such-file.toml",
+];
+
+/// Every command's options, each on a small base command line (`OUT`
+/// stands for a fresh output path, `KEYS` for a small key file): the
+/// command line, and the options whose values are mutated (`@` is the
+/// positional argument).
+fn command_lines() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
+    vec![
+        (
+            vec![
+                "run",
+                "crash-mesh",
+                "--seeds",
+                "1",
+                "--dry-run",
+                "--out",
+                "OUT",
+            ],
+            vec!["@", "--seeds", "--seed", "--jobs", "--max-events", "--out"],
+        ),
+        (
+            vec!["replay", "crash-mesh", "--seed", "1", "--out", "OUT"],
+            vec!["@", "--seed", "--pair", "--judge", "--max-events", "--out"],
+        ),
+        (
+            vec![
+                "tune",
+                "crash-mesh",
+                "--detector",
+                "fixed-timeout",
+                "--seeds",
+                "1",
+                "--dry-run",
+            ],
+            vec![
+                "@",
+                "--detector",
+                "--seeds",
+                "--seed",
+                "--objective",
+                "--max-false-failed-per-hour",
+                "--set",
+                "--jobs",
+                "--out",
+            ],
+        ),
+        (
+            vec![
+                "sweep",
+                "crash-mesh",
+                "--vary",
+                "fixed-3s.timeout=1s,2s",
+                "--seeds",
+                "1",
+                "--dry-run",
+                "--out",
+                "OUT",
+            ],
+            vec![
+                "@", "--vary", "--sample", "--seeds", "--seed", "--shard", "--jobs", "--out",
+            ],
+        ),
+        (
+            vec![
+                "swarm",
+                "scenarios/swarm/mesh-crashes.toml",
+                "--runs",
+                "1",
+                "--dry-run",
+                "--out",
+                "OUT",
+            ],
+            vec![
+                "@",
+                "--runs",
+                "--seed",
+                "--time-budget",
+                "--jobs",
+                "--max-events",
+                "--out",
+            ],
+        ),
+        (
+            vec![
+                "trace",
+                "--detector",
+                "kind=phi-accrual",
+                "scenarios/examples/heartbeats.csv",
+                "--out",
+                "OUT",
+            ],
+            vec!["@", "--detector", "--out"],
+        ),
+        (
+            vec![
+                "place",
+                "--servers",
+                "a:1,b:2=3",
+                "--keys",
+                "KEYS",
+                "--dead",
+                "a:1",
+            ],
+            vec![
+                "--servers",
+                "--keys",
+                "--dead",
+                "--distribution",
+                "--hash",
+                "--namespace",
+                "--servers-file",
+            ],
+        ),
+        (
+            vec!["merge", "--out", "OUT", "no-such-dir"],
+            vec!["@", "--out"],
+        ),
+        (vec!["list"], vec!["@"]),
+    ]
+}
+
+/// The positional arguments of the base command lines.
+const POSITIONALS: [&str; 4] = [
+    "crash-mesh",
+    "scenarios/swarm/mesh-crashes.toml",
+    "scenarios/examples/heartbeats.csv",
+    "no-such-dir",
+];
+
+/// Each command line with one argument's value replaced by a hostile one
+/// (or the option added with it).
+fn command_cases() -> Vec<Vec<String>> {
+    let mut cases = Vec::new();
+    for (base, options) in command_lines() {
+        for option in options {
+            for value in ARG_VALUES {
+                let mut args: Vec<String> = base.iter().map(|a| a.to_string()).collect();
+                if option == "@" {
+                    match args.iter().position(|a| POSITIONALS.contains(&a.as_str())) {
+                        Some(i) => args[i] = value.to_string(),
+                        None => args.push(value.to_string()),
+                    }
+                } else if let Some(i) = args.iter().position(|a| a == option) {
+                    args[i + 1] = value.to_string();
+                } else {
+                    args.push(option.to_string());
+                    args.push(value.to_string());
+                }
+                cases.push(args);
+            }
+        }
+    }
+    cases
+}
+
+/// The problems of one command line, if any: it must end (within the
+/// deadline) with exit 0, or exit 1 with exactly one `fdlab: error:` line
+/// (tune may also say 2, "no setting met the constraint"), and never panic.
+fn check_command(args: &[String], dir: &Path, k: usize) -> Option<String> {
+    let out = dir.join(format!("out-{k}"));
+    let keys = dir.join("keys.txt");
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| match a.as_str() {
+            "OUT" => out.to_str().unwrap().to_string(),
+            "KEYS" => keys.to_str().unwrap().to_string(),
+            _ => a.clone(),
+        })
+        .collect();
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, stderr, took) = fdlab_within(&refs, DEADLINE);
+    if stderr.contains("panicked") {
+        return Some(format!("panicked: {}", stderr.lines().next().unwrap_or("")));
+    }
+    let errors = stderr
+        .lines()
+        .filter(|l| l.starts_with("fdlab: error:"))
+        .count();
+    match code {
+        Some(0) => None,
+        Some(2) if args[0] == "tune" && errors == 0 => None,
+        Some(1) if errors == 1 && stderr.lines().count() == 1 => {
+            let line = stderr.trim_end();
+            (line.chars().count() > MAX_ERROR_CHARS)
+                .then(|| format!("an error of {} characters", line.chars().count()))
+        }
+        None if took < DEADLINE => Some(format!("killed by a signal: {stderr:?}")),
+        None => Some(format!("no end within {took:?}")),
+        other => Some(format!("exit {other:?}: {stderr:?}")),
+    }
+}
+
+/// Longest error line a command line may get: it is read on a terminal.
+const MAX_ERROR_CHARS: usize = 400;
+
+/// Runs every `step`-th command case, on every core.
+fn command_corpus(step: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keys.txt"), "k1\nk2\nuser:42\n").unwrap();
+    let cases: Vec<(usize, Vec<String>)> = command_cases()
+        .into_iter()
+        .enumerate()
+        .step_by(step)
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (cases, dir) = (&cases, dir.path());
+                s.spawn(move || {
+                    cases
+                        .iter()
+                        .skip(t)
+                        .step_by(threads)
+                        .filter_map(|(k, a)| {
+                            check_command(a, dir, *k).map(|p| format!("{a:?}: {p}"))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    eprintln!("{} command lines", cases.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} command lines failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn command_lines_end_in_output_or_one_error() {
+    command_corpus(QUICK_COMMAND_STEP);
+}
+
+#[test]
+#[ignore = "every command line: run with --release -- --ignored"]
+fn every_hostile_command_line() {
+    command_corpus(1);
 }
 
 #[test]

@@ -125,32 +125,47 @@ pub fn assert_mutations_fail_and_base_runs(
 }
 
 /// Runs `fdlab` with `args`, killed if it has not ended within `deadline`:
-/// its exit code (`None`: killed), standard output and error, and how long
-/// it took.
+/// its exit code (`None`: killed, or ended by a signal), standard output and
+/// error, and how long it took. Standard input is empty, and both outputs
+/// are read while it runs, so that neither a command that reads standard
+/// input nor one that prints more than a pipe holds can stall it.
 pub fn fdlab_within(args: &[&str], deadline: Duration) -> (Option<i32>, String, String, Duration) {
+    use std::io::Read;
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_fdlab"))
         .args(args)
         .env_remove("GITHUB_STEP_SUMMARY")
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("runs the fdlab binary");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
     let mut killed = false;
-    while child.try_wait().expect("waits for fdlab").is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits for fdlab") {
+            break status;
+        }
         if started.elapsed() > deadline {
             let _ = child.kill();
             killed = true;
-            break;
+            break child.wait().expect("waits for fdlab");
         }
         std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().expect("collects fdlab's output");
-    let code = if killed { None } else { out.status.code() };
+    };
+    let code = if killed { None } else { status.code() };
     (
         code,
-        text(&out.stdout),
-        text(&out.stderr),
+        text(&stdout.join().unwrap_or_default()),
+        text(&stderr.join().unwrap_or_default()),
         started.elapsed(),
     )
 }
