@@ -448,8 +448,10 @@ const ARG_VALUES: [&str; 20] = [
 /// stands for a fresh output path, `KEYS` for a small key file): the
 /// command line, and the options whose values are mutated (`@` is the
 /// positional argument).
-fn command_lines() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
-    vec![
+/// With `slow`, also the commands whose valid lines take seconds each
+/// (the CI gate's suite, real processes on loopback, a benchmark).
+fn command_lines(slow: bool) -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
+    let mut lines = vec![
         (
             vec![
                 "run",
@@ -560,12 +562,49 @@ fn command_lines() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
             vec!["@", "--out"],
         ),
         (vec!["list"], vec!["@"]),
-    ]
+    ];
+    if slow {
+        lines.extend([
+            (
+                vec![
+                    "check",
+                    "--baseline",
+                    "scenarios/ci-baseline.toml",
+                    "--junit",
+                    "OUT",
+                ],
+                vec!["--suite", "--baseline", "--junit", "--markdown", "--jobs"],
+            ),
+            (
+                vec![
+                    "live",
+                    "scenarios/live/crash.toml",
+                    "--duration",
+                    "3s",
+                    "--timeout",
+                    "20s",
+                    "--out",
+                    "OUT",
+                ],
+                vec![
+                    "@",
+                    "--seed",
+                    "--duration",
+                    "--sim-seeds",
+                    "--timeout",
+                    "--out",
+                ],
+            ),
+            (vec!["bench", "--quick", "--only", "trace"], vec!["--only"]),
+        ]);
+    }
+    lines
 }
 
 /// The positional arguments of the base command lines.
-const POSITIONALS: [&str; 4] = [
+const POSITIONALS: [&str; 5] = [
     "crash-mesh",
+    "scenarios/live/crash.toml",
     "scenarios/swarm/mesh-crashes.toml",
     "scenarios/examples/heartbeats.csv",
     "no-such-dir",
@@ -573,9 +612,9 @@ const POSITIONALS: [&str; 4] = [
 
 /// Each command line with one argument's value replaced by a hostile one
 /// (or the option added with it).
-fn command_cases() -> Vec<Vec<String>> {
+fn command_cases(slow: bool) -> Vec<Vec<String>> {
     let mut cases = Vec::new();
-    for (base, options) in command_lines() {
+    for (base, options) in command_lines(slow) {
         for option in options {
             for value in ARG_VALUES {
                 let mut args: Vec<String> = base.iter().map(|a| a.to_string()).collect();
@@ -638,10 +677,10 @@ fn check_command(args: &[String], dir: &Path, k: usize) -> Option<String> {
 const MAX_ERROR_CHARS: usize = 400;
 
 /// Runs every `step`-th command case, on every core.
-fn command_corpus(step: usize) {
+fn command_corpus(step: usize, slow: bool) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("keys.txt"), "k1\nk2\nuser:42\n").unwrap();
-    let cases: Vec<(usize, Vec<String>)> = command_cases()
+    let cases: Vec<(usize, Vec<String>)> = command_cases(slow)
         .into_iter()
         .enumerate()
         .step_by(step)
@@ -680,13 +719,13 @@ fn command_corpus(step: usize) {
 
 #[test]
 fn command_lines_end_in_output_or_one_error() {
-    command_corpus(QUICK_COMMAND_STEP);
+    command_corpus(QUICK_COMMAND_STEP, false);
 }
 
 #[test]
 #[ignore = "every command line: run with --release -- --ignored"]
 fn every_hostile_command_line() {
-    command_corpus(1);
+    command_corpus(1, true);
 }
 
 #[test]
