@@ -135,6 +135,15 @@ pub fn runs_fit(runs: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses a count of runs given by `option` (`--runs`) over
+/// [`MAX_RUNS`], before anything is allocated for them.
+pub fn count_fits(option: &str, runs: u64) -> Result<(), String> {
+    if runs > MAX_RUNS {
+        return Err(format!("{option}: {runs} runs; at most {MAX_RUNS}"));
+    }
+    Ok(())
+}
+
 /// The `--dry-run` report of `work`.
 pub fn dry_run(work: &Work<'_>, checked: &Checked, threads: usize) -> Result<(), String> {
     say!(

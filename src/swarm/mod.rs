@@ -76,8 +76,9 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
     let started = Instant::now();
     // Every input is checked before anything runs or is written.
     let (scenario, tables) = resolve_with_swarm(&args.scenario).map_err(|e| e.to_string())?;
+    // The count first: the seeds are a vector of that many.
+    budget::count_fits("--runs", args.runs)?;
     let seeds: Vec<u64> = seed_range(args.seed, args.runs, "--seed", "--runs")?.collect();
-    budget::runs_fit(args.runs).map_err(|e| e.replace("--seeds", "--runs"))?;
     let budget = match &args.time_budget {
         None => None,
         Some(text) => {
