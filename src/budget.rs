@@ -1,9 +1,12 @@
 //! The size of what a command is about to simulate, checked before anything
 //! runs: every run's events and memory are estimated
 //! ([`fdlab_sim::estimate`]), a run too large to finish (more events than
-//! `--max-events`) or a set of runs too large to fit in this machine's
-//! memory is refused with one line naming the key and the figure, and
-//! `--dry-run` prints the estimates instead of running.
+//! `--max-events`) or a set of runs too large to fit in the memory this
+//! process may use ([`memory`]: the machine's, its cgroup's limit, its
+//! address-space limit) is refused with one line naming the key, the figure
+//! and the limit, and `--dry-run` prints the estimates instead of running.
+
+mod memory;
 
 use clap::Args;
 use fdlab_sim::estimate::{estimate, Estimate};
@@ -25,8 +28,6 @@ pub const NOMINAL_EVENTS_PER_SEC: f64 = 10e6;
 /// The same for membership scenarios, whose events each drive a whole
 /// membership agent: the 1,000-silo benchmark's rate (docs/perf.md).
 pub const NOMINAL_MEMBERSHIP_EVENTS_PER_SEC: f64 = 1.5e6;
-/// Memory assumed when the machine's cannot be read (bytes).
-const FALLBACK_MEMORY_BYTES: u64 = 16 << 30;
 /// Bytes per GiB, for messages.
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -54,8 +55,8 @@ pub struct Checked {
     pub total_events: f64,
 }
 
-/// Checks `work` against `size`'s limits and the machine's memory, with
-/// `threads` runs at once.
+/// Checks `work` against `size`'s limits and the memory this process may
+/// use, with `threads` runs at once.
 pub fn check(work: &Work<'_>, size: &SizeArgs, threads: usize) -> Result<Checked, String> {
     let limit = match size.max_events {
         Some(n) if !(n.is_finite() && n >= 1.0) => {
@@ -72,7 +73,7 @@ pub fn check(work: &Work<'_>, size: &SizeArgs, threads: usize) -> Result<Checked
             .map(|&(_, n)| n)
             .fold(0, u64::saturating_add),
     )?;
-    let memory = machine_memory();
+    let memory = memory::limit(threads);
     let mut estimates = Vec::with_capacity(work.runs.len());
     let mut total_events = 0.0;
     let mut concurrent: Vec<u64> = Vec::new();
@@ -94,12 +95,13 @@ pub fn check(work: &Work<'_>, size: &SizeArgs, threads: usize) -> Result<Checked
         } else {
             e.bytes
         };
-        if bytes > memory {
+        if bytes > memory.bytes {
             return Err(format!(
-                "{}: topology: one run holds about {:.1} GiB; this machine has {:.1} GiB",
+                "{}: topology: one run holds about {:.1} GiB; this process may use {} ({})",
                 scenario.name,
                 bytes as f64 / GIB,
-                memory as f64 / GIB
+                gib(memory.bytes),
+                memory.which.name()
             ));
         }
         total_events += e.events * runs as f64;
@@ -112,17 +114,29 @@ pub fn check(work: &Work<'_>, size: &SizeArgs, threads: usize) -> Result<Checked
     // The largest runs may run together.
     concurrent.sort_unstable_by(|a, b| b.cmp(a));
     let peak: u64 = concurrent.iter().take(threads).sum();
-    if peak > memory {
+    if peak > memory.bytes {
         return Err(format!(
-            "--jobs: {threads} runs at once would hold about {:.1} GiB; this machine has {:.1} GiB (fewer --jobs)",
+            "--jobs: {threads} runs at once would hold about {:.1} GiB; this process may use {} ({}); fewer --jobs",
             peak as f64 / GIB,
-            memory as f64 / GIB
+            gib(memory.bytes),
+            memory.which.name()
         ));
     }
     Ok(Checked {
         estimates,
         total_events,
     })
+}
+
+/// `bytes` in GiB for a message: one decimal, two below 1 GiB (a limit
+/// left after the process's own maps may be a fraction of one).
+fn gib(bytes: u64) -> String {
+    let g = bytes as f64 / GIB;
+    if g < 1.0 {
+        format!("{g:.2} GiB")
+    } else {
+        format!("{g:.1} GiB")
+    }
 }
 
 /// Refuses more than [`MAX_RUNS`] runs, before anything is sized by them.
@@ -202,17 +216,4 @@ pub fn threads(jobs: Option<usize>) -> Result<usize, String> {
         Some(j) => Ok(j),
         None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
-}
-
-/// This machine's memory in bytes (`MemTotal` of /proc/meminfo), or a
-/// fallback where it cannot be read.
-fn machine_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            kib.checked_mul(1024)
-        })
-        .unwrap_or(FALLBACK_MEMORY_BYTES)
 }
