@@ -30,6 +30,7 @@ use fdlab_reports::swarm::output::{
 use fdlab_scenarios::resolve::files_of;
 use fdlab_scenarios::resolve_with_swarm;
 use fdlab_scenarios::seed_range::seed_range;
+use fdlab_sim::estimate::swarm::shrinking as shrink_estimate;
 use fdlab_sim::scenario::{FaultKind, Strength};
 use fdlab_sim::swarm;
 
@@ -95,8 +96,16 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
         logged: false,
     };
     let checked = budget::check(&work, &args.size, threads)?;
+    let setup = tables.setup();
+    let kind = scenario.swarm_kind();
+    let checks = tables.property_setup().checks(kind);
+    // Shrinking's candidates are built a step at a time, each step's all
+    // at once: sized by the largest schedule a run draws.
+    let [_, most] = setup.faults_per_run();
+    let shrinking = shrink_estimate(&scenario, most, checks.len());
+    budget::check_shrinking(&scenario.name, most, &shrinking, threads)?;
     if args.size.dry_run {
-        budget::dry_run(&work, &checked, threads)?;
+        budget::dry_run_swarm(&work, &checked, threads, &shrinking, most)?;
         return Ok(ExitCode::SUCCESS);
     }
     let inputs = files_of(&args.scenario, &scenario);
@@ -105,10 +114,6 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
     let pool = thread_pool(args.jobs)?;
     let run_deadline = budget.map(|b| started + b.mul_f64(RUNS_SHARE_OF_BUDGET));
     let deadline = budget.map(|b| started + b);
-
-    let setup = tables.setup();
-    let kind = scenario.swarm_kind();
-    let checks = tables.property_setup().checks(kind);
     let kinds = swarm::kinds(&scenario, &setup);
     say!(
         "swarm over {}: {} runs, seeds {} to {}",
