@@ -9,7 +9,8 @@
 //! The same arguments give the same files for any `--jobs`: runs are
 //! collected in run order, shrinking is sequential per finding and keeps
 //! the first failing candidate in order. The wall clock is read only for
-//! `--time-budget` and the speed printed last.
+//! `--time-budget` (with the time schedules take to validate, by which
+//! shrinking steps are planned) and the speed printed last.
 
 pub mod findings;
 pub mod runs;
@@ -65,8 +66,8 @@ pub struct SwarmArgs {
     #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
     out: PathBuf,
     /// Start no run after three quarters of this much time, and no
-    /// shrinking step after all of it (`30s`, `10m`); the runs done are
-    /// the first runs of the full swarm.
+    /// shrinking step that would not end within all of it (`30s`, `10m`);
+    /// the runs done are the first runs of the full swarm.
     #[arg(long, value_name = "T")]
     time_budget: Option<String>,
     #[command(flatten)]
@@ -113,7 +114,6 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
     check_out(&args.out, ReportKind::Swarm).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let pool = thread_pool(args.jobs)?;
     let run_deadline = budget.map(|b| started + b.mul_f64(RUNS_SHARE_OF_BUDGET));
-    let deadline = budget.map(|b| started + b);
     let kinds = swarm::kinds(&scenario, &setup);
     say!(
         "swarm over {}: {} runs, seeds {} to {}",
@@ -131,6 +131,20 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
     }
     say!("{}", describe_draws(&scenario, &setup, &kinds));
     let done = runs::swarm_runs(&scenario, &setup, &checks, &seeds, &pool, run_deadline)?;
+    if done.runs.is_empty() {
+        // Only a budget stops runs from starting: one too small for any
+        // run must not pass as a swarm that found nothing.
+        return Err(format!(
+            "--time-budget {}: the budget allowed no run to finish (one run takes about {:.2} s, estimated); give it more time",
+            args.time_budget.as_deref().unwrap_or_default(),
+            checked.estimates.first().map_or(0.0, budget::run_seconds)
+        ));
+    }
+    // No shrinking step starts unless it can end within the budget: a
+    // step's candidates are built and validated at once, about 2 f² faults
+    // for a schedule of f faults, before its runs.
+    let step = Duration::from_secs_f64(done.seconds_per_fault_check * shrinking.step_fault_checks);
+    let deadline = budget.map(|b| (started + b).checked_sub(step).unwrap_or(started));
     let violated = done
         .runs
         .iter()
