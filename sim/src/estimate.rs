@@ -15,10 +15,34 @@
 //! of 1.5 of their real counts (a test holds them within 2). Faults only
 //! remove traffic (a crashed node sends nothing), so the estimate is an
 //! upper bound up to that factor.
+//!
+//! Not every cost is a simulated event: a placement run places every key
+//! for every client before its first request, and an Orleans event costs
+//! more as the cluster grows. So each source says what its work is
+//! counted in ([`Pace`]), and the time a dry run prints sums each
+//! source's work at its own nominal speed (`src/budget.rs`). Membership
+//! scenarios are in `estimate_membership.rs`, placement ledgers in
+//! `estimate_placement.rs`, and what shrinking a swarm's findings costs in
+//! `estimate_swarm.rs`.
 
 use fdlab_protocol::Nanos;
 
 use crate::scenario::{Dist, FaultKind, Scenario, Topology};
+
+// Beside this file (`sim/src/estimate_*.rs`) rather than in a folder, so
+// that the module keeps its one path.
+#[path = "estimate_membership.rs"]
+mod membership;
+#[path = "estimate_placement.rs"]
+mod placement;
+#[path = "estimate_swarm.rs"]
+pub mod swarm;
+
+pub use membership::{
+    EVENTS_PER_DUTY_CYCLE, EVENTS_PER_GOSSIP_TICK, EVENTS_PER_MEMBERSHIP_PROBE,
+    EVENTS_PER_STARVED_MEMBER_SECOND, EVENTS_PER_TABLE_OPERATION, JOIN_EVENTS_PER_SILO_PAIR,
+};
+pub use placement::EVENTS_PER_PLACED_REQUEST;
 
 /// Engine events per heartbeat sent: the tick, the arrival, and a share of
 /// pair-timer firings. Measured on the built-in meshes (1.9-2.1).
@@ -39,15 +63,52 @@ pub const LOG_RECORD_BYTES: u64 = 96;
 /// Bytes of a frame waiting in a send buffer or in flight.
 const FRAME_BYTES: u64 = 16;
 
-/// One source of events: the key that sets it and what it makes.
+/// What a source's work is counted in. Each has its own nominal speed
+/// (`src/budget.rs`, measured in docs/perf.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// Simulated events of the detector engine or of a lock run (and
+    /// placed requests, counted as events at [`EVENTS_PER_PLACED_REQUEST`]).
+    Engine,
+    /// Events of an Orleans cluster of `silos` silos: a table read or a
+    /// gossiped snapshot hands a silo a view of every row, so an event
+    /// costs more as the cluster grows.
+    Orleans { silos: u64 },
+    /// Events of a SWIM cluster of `members` members.
+    Swim { members: u64 },
+    /// Keys placed: one client's owner of one key under one distribution,
+    /// computed (no simulated event counts it).
+    KeyPlacement,
+}
+
+/// One source of work: the key that sets it and what it makes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Source {
     /// The scenario key (`detectors[1].interval`, `workload.interval`).
     pub key: String,
     /// What it is, for a person (`heartbeats every 1ns on 20 monitored pairs`).
     pub what: String,
-    /// Its events in one run.
+    /// Its simulated events in one run (none for work that no event
+    /// counts: keys placed).
     pub events: f64,
+    /// What its work is counted in.
+    pub pace: Pace,
+    /// Its work in one run, in `pace`'s unit (its events, for simulated
+    /// work).
+    pub work: f64,
+}
+
+impl Source {
+    /// A source of simulated events, whose work is its events.
+    pub fn simulated(key: &str, what: String, events: f64, pace: Pace) -> Source {
+        Source {
+            key: key.into(),
+            what,
+            events,
+            pace,
+            work: events,
+        }
+    }
 }
 
 /// The cost of one run of a scenario.
@@ -61,12 +122,15 @@ pub struct Estimate {
     /// than `bytes` for a run split into pairs simulated on their own
     /// (see [`split_run`]), which hold one pair's detectors at a time.
     pub whole_bytes: u64,
+    /// The key that sets most of the memory: `topology` (nodes, pairs,
+    /// links) or `placement.keys` (the key ledgers).
+    pub memory_key: String,
     /// Where the events come from, largest first.
     pub sources: Vec<Source>,
 }
 
 impl Estimate {
-    /// The largest source of events, if any.
+    /// The largest source of simulated events, if any.
     pub fn main_source(&self) -> Option<&Source> {
         self.sources.first()
     }
@@ -102,7 +166,7 @@ pub fn mean(dist: &Dist) -> Nanos {
 /// The cost of one run of `scenario` (validated).
 pub fn estimate(scenario: &Scenario) -> Estimate {
     if let Some(m) = &scenario.membership {
-        return membership_estimate(scenario, m);
+        return membership::estimate(scenario, m);
     }
     if let Some(l) = &scenario.lockrpc {
         return lockrpc_estimate(scenario, l);
@@ -121,25 +185,27 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         }
         intervals.push(interval);
         let per_pair = duration / interval.as_nanos_f64().max(1.0);
-        sources.push(Source {
-            key: format!("detectors[{i}].interval"),
-            what: format!(
+        sources.push(Source::simulated(
+            &format!("detectors[{i}].interval"),
+            format!(
                 "`{}`'s heartbeats every {interval} on {pairs} monitored pairs",
                 d.name
             ),
-            events: pairs * per_pair * EVENTS_PER_HEARTBEAT,
-        });
+            pairs * per_pair * EVENTS_PER_HEARTBEAT,
+            Pace::Engine,
+        ));
     }
     for (i, d) in scenario.detectors.iter().enumerate() {
         if let Some(period) = probe_period(&d.config) {
-            sources.push(Source {
-                key: format!("detectors[{i}].initial_timeout"),
-                what: format!(
+            sources.push(Source::simulated(
+                &format!("detectors[{i}].initial_timeout"),
+                format!(
                     "`{}`'s probes every {period} on {pairs} monitored pairs",
                     d.name
                 ),
-                events: pairs * duration / period.as_nanos_f64().max(1.0) * EVENTS_PER_PROBE,
-            });
+                pairs * duration / period.as_nanos_f64().max(1.0) * EVENTS_PER_PROBE,
+                Pace::Engine,
+            ));
         }
     }
     if let Topology::Dataflow { layers } = &scenario.topology {
@@ -151,12 +217,14 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     } else {
         whole_bytes
     };
+    let mut memory_key = TOPOLOGY_KEY.to_string();
     if let Some(p) = &scenario.placement {
         let detectors = scenario.detectors.len() as u64;
-        let (source, held) = placement_cost(scenario, p, detectors, detectors, "detectors");
-        sources.push(source);
-        bytes = bytes.saturating_add(held);
-        whole_bytes = whole_bytes.saturating_add(held);
+        let cost = placement::cost(scenario, p, detectors, detectors, "detectors");
+        sources.extend(cost.sources);
+        memory_key = memory_key_of(bytes, cost.held);
+        bytes = bytes.saturating_add(cost.held);
+        whole_bytes = whole_bytes.saturating_add(cost.held);
     }
     sources.sort_by(|a, b| b.events.total_cmp(&a.events));
     let events = sources.iter().map(|s| s.events).sum();
@@ -164,43 +232,25 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         events,
         bytes,
         whole_bytes,
+        memory_key,
         sources,
     }
 }
 
-/// A placement run's requests, counted as events at
-/// [`EVENTS_PER_PLACED_REQUEST`] per request and distribution, and the bytes
-/// of its ledgers: per detector (each its own ledger, all at once at
-/// worst) and distribution, an owner byte per client and key and a count
-/// per key and server; plus the keys and their hashes.
-///
-/// `subjects` ledgers are run (one per detector, or one per membership
-/// judge), `at_once` of them held at once (every detector's of a run; a
-/// membership run's one judge).
-fn placement_cost(
-    scenario: &Scenario,
-    p: &crate::scenario::PlacementSetup,
-    subjects: u64,
-    at_once: u64,
-    what: &str,
-) -> (Source, u64) {
-    let clients = scenario.monitored_pairs() / u64::from(p.servers.max(1));
-    let kinds = p.kinds().len() as u64;
-    let requests = p.requests_per_second * clients as f64 * scenario.duration.as_secs_f64();
-    let source = Source {
-        key: "placement.requests_per_second".into(),
-        what: format!(
-            "{clients} clients requesting {}/s, placed by {kinds} distributions for each of {subjects} {what}",
-            p.requests_per_second
-        ),
-        events: requests * (kinds * subjects) as f64 * EVENTS_PER_PLACED_REQUEST,
-    };
-    let keys = u64::from(p.keys);
-    let per_ledger = keys.saturating_mul(clients + 2 * (u64::from(p.servers) + 1) + 1);
-    let held = per_ledger
-        .saturating_mul(kinds * at_once)
-        .saturating_add(keys.saturating_mul(KEY_BYTES + HASH_BYTES * kinds));
-    (source, held)
+/// The key named for the memory of nodes, pairs and links.
+const TOPOLOGY_KEY: &str = "topology";
+/// The key named for the memory of the key ledgers.
+const KEYS_KEY: &str = "placement.keys";
+
+/// The key that sets most of a run's memory: the key ledgers' (`placed`
+/// bytes) or the rest's (`topology` bytes).
+fn memory_key_of(topology: u64, placed: u64) -> String {
+    if placed > topology {
+        KEYS_KEY
+    } else {
+        TOPOLOGY_KEY
+    }
+    .to_string()
 }
 
 /// Simulated events per lock RPC a client sends (arrival at the server,
@@ -217,14 +267,15 @@ fn lockrpc_estimate(scenario: &Scenario, l: &crate::scenario::LockrpcSetup) -> E
     let clients = nodes * f64::from(l.clients_per_node);
     let policies = l.kinds().len() as f64;
     let rpcs = l.rpcs_per_second * clients * scenario.duration.as_secs_f64();
-    let source = Source {
-        key: "lockrpc.rpcs_per_second".into(),
-        what: format!(
+    let source = Source::simulated(
+        "lockrpc.rpcs_per_second",
+        format!(
             "{clients} clients sending {}/s lock RPCs (and their unlocks) under {policies} policies",
             l.rpcs_per_second
         ),
-        events: 2.0 * rpcs * policies * EVENTS_PER_LOCK_RPC + dsync_storm_events(scenario, l),
-    };
+        2.0 * rpcs * policies * EVENTS_PER_LOCK_RPC + dsync_storm_events(scenario, l),
+        Pace::Engine,
+    );
     // One 4-byte latency sample per acquisition, and a wanted-until stamp.
     let acquisitions = rpcs / nodes.max(1.0);
     let bytes = (acquisitions * 12.0 * policies) as u64
@@ -233,6 +284,7 @@ fn lockrpc_estimate(scenario: &Scenario, l: &crate::scenario::LockrpcSetup) -> E
         events: source.events,
         bytes,
         whole_bytes: bytes,
+        memory_key: TOPOLOGY_KEY.into(),
         sources: vec![source],
     }
 }
@@ -283,175 +335,6 @@ fn dsync_storm_events(scenario: &Scenario, l: &crate::scenario::LockrpcSetup) ->
     calls * EVENTS_PER_STORM_CALL
 }
 
-/// A placed request's cost in simulated events (drawing it, and looking up
-/// its owner under each distribution, is cheaper than an event): measured
-/// on `fdlab bench --only placement`.
-pub const EVENTS_PER_PLACED_REQUEST: f64 = 0.2;
-/// Bytes of one key's name (`ns0.item.123456` and its string header).
-const KEY_BYTES: u64 = 40;
-/// Bytes of one key's hash under one distribution.
-const HASH_BYTES: u64 = 8;
-
-/// Membership events per probe: the ping's and the pong's arrivals and the
-/// agent's timer. Measured: 1,000 silos for an hour, 23.2 M events for
-/// 7.2 M probes (3.2, the startup's joins and gossip included).
-pub const EVENTS_PER_MEMBERSHIP_PROBE: f64 = 3.3;
-/// SWIM events per member per gossip interval: the gossip timer, and the
-/// packets it sends, which it does only when there are updates to
-/// piggyback: about 0.2 in a quiet cluster (the Lifeguard study with one
-/// member starved, its starvation counted apart).
-pub const EVENTS_PER_GOSSIP_TICK: f64 = 0.2;
-/// SWIM events per second per starved member (a `degrade` fault), over the
-/// packets its slow replies, the suspicions of it and their refutations
-/// add at every member. Measured on the Lifeguard study (100 members,
-/// heavy-tailed processing): 20 to 165 per second as 1 to 16 members
-/// starve (more starved members starve each other's probes too); 55
-/// keeps 1 to 16 within a factor of 2.
-pub const EVENTS_PER_STARVED_MEMBER_SECOND: f64 = 55.0;
-/// Events of one cycle of a duty-cycle starvation: its stop and its resume.
-pub const EVENTS_PER_DUTY_CYCLE: f64 = 2.0;
-/// Membership events per periodic table operation (a refresh, an
-/// IAmAlive): its arrival at the table, the reply's at the silo, the timer.
-pub const EVENTS_PER_TABLE_OPERATION: f64 = 3.0;
-/// Bytes of one silo besides its view: the agent, its judges, its node.
-const SILO_BYTES: u64 = 8 * 1024;
-/// Bytes of one row in one silo's view (views are copies once the table
-/// changed between two reads, which IAmAlive writes make the usual case).
-const VIEW_ROW_BYTES: u64 = 96;
-/// Bytes a SWIM member holds per member of the cluster: its entry in the
-/// member list and in the probe order. Measured: 2.70 GiB at the peak of
-/// 10,000 members for an hour (`fdlab bench --only swim`), 27 bytes x
-/// members².
-const SWIM_MEMBER_BYTES: u64 = 28;
-
-/// A membership scenario: every judge is a run on each seed; each silo
-/// probes `num_probed_silos` peers every `probe_timeout`.
-fn membership_estimate(scenario: &Scenario, m: &crate::scenario::MembershipSetup) -> Estimate {
-    let silos = scenario.topology.node_names().len() as f64;
-    let judges = scenario.orleans_judge_names().len() as f64;
-    let swims = scenario.judge_names().len() as f64 - judges;
-    let o = &m.orleans;
-    let probed = f64::from(o.num_probed_silos).min((silos - 1.0).max(0.0));
-    let duration = scenario.duration.as_nanos_f64();
-    let per = |period: Nanos| duration / period.as_nanos_f64().max(1.0);
-    let mut sources = vec![
-        Source {
-            key: "membership.orleans.probe_timeout".into(),
-            what: format!(
-                "{silos} silos probing {probed} peers every {} for each of {judges} judges",
-                o.probe_timeout
-            ),
-            events: judges * silos * probed * per(o.probe_timeout) * EVENTS_PER_MEMBERSHIP_PROBE,
-        },
-        Source {
-            key: "membership.orleans.table_refresh_period".into(),
-            what: format!(
-                "{silos} silos reading the table every {} for each of {judges} judges",
-                o.table_refresh_period
-            ),
-            events: judges * silos * per(o.table_refresh_period) * EVENTS_PER_TABLE_OPERATION,
-        },
-        Source {
-            key: "membership.orleans.i_am_alive_period".into(),
-            what: format!(
-                "{silos} silos writing IAmAlive every {} for each of {judges} judges",
-                o.i_am_alive_period
-            ),
-            events: judges * silos * per(o.i_am_alive_period) * EVENTS_PER_TABLE_OPERATION,
-        },
-        Source {
-            key: "membership.swim.probe_interval".into(),
-            what: format!(
-                "{silos} SWIM members probing every {} and gossiping every {} for each of {swims} SWIM runs",
-                m.swim.probe_interval, m.swim.gossip_interval
-            ),
-            events: swims
-                * silos
-                * (per(m.swim.probe_interval) * EVENTS_PER_MEMBERSHIP_PROBE
-                    + per(m.swim.gossip_interval) * EVENTS_PER_GOSSIP_TICK),
-        },
-    ];
-    let (starved, cycles) = starvation(scenario, m.swim.probe_interval);
-    sources.push(Source {
-        key: "faults.degrade".into(),
-        what: format!(
-            "{:.0} member-seconds of starvation for each of {swims} SWIM runs, {cycles:.0} stop-resume cycles for each of {} runs",
-            starved,
-            judges + swims
-        ),
-        events: swims * starved * EVENTS_PER_STARVED_MEMBER_SECOND
-            + (judges + swims) * cycles * EVENTS_PER_DUTY_CYCLE,
-    });
-    let mut placed = 0;
-    if let Some(p) = &scenario.placement {
-        let runs = scenario.judge_names().len() as u64;
-        let (source, held) = placement_cost(scenario, p, runs, 1, "judges' runs");
-        sources.push(source);
-        placed = held;
-    }
-    sources.retain(|s| s.events > 0.0);
-    sources.sort_by(|a, b| b.events.total_cmp(&a.events));
-    let n = silos as u64;
-    // Runs are one judge each: the largest is an Orleans one if any.
-    let per_member = if judges > 0.0 {
-        VIEW_ROW_BYTES
-    } else {
-        SWIM_MEMBER_BYTES
-    };
-    let bytes = n
-        .saturating_mul(SILO_BYTES)
-        .saturating_add(n.saturating_mul(n).saturating_mul(per_member))
-        .saturating_add(placed);
-    Estimate {
-        events: sources.iter().map(|s| s.events).sum(),
-        bytes,
-        whole_bytes: bytes,
-        sources,
-    }
-}
-
-/// The seconds members spend starved by slowed or drawn processing
-/// (`degrade` faults) or by duty-cycle stops longer than a probe round
-/// (`probe_interval`), and the stop-resume cycles of the duty cycles. A fault drawn in a
-/// window counts from the window's middle.
-fn starvation(scenario: &Scenario, probe_interval: Nanos) -> (f64, f64) {
-    let end = scenario.duration.as_nanos_f64();
-    let mut seconds = 0.0;
-    let mut cycles = 0.0;
-    for f in &scenario.faults {
-        if f.kind != Some(crate::scenario::FaultKind::Degrade) {
-            continue;
-        }
-        let start = match (f.at, f.window) {
-            (Some(at), _) => at.as_nanos_f64(),
-            (None, Some([a, b])) => (a.as_nanos_f64() + b.as_nanos_f64()) / 2.0,
-            (None, None) => 0.0,
-        };
-        let stop = f
-            .duration
-            .map_or(end, |d| (start + d.as_nanos_f64()).min(end));
-        let span = (stop - start).max(0.0);
-        match (f.every, f.stopped) {
-            // A duty cycle's stops cost their stop and resume. Stops within
-            // a probe round (the study's 20% quota, 80 ms of every 100 ms,
-            // up to 1 s of every 2 s) never get the member suspected, so
-            // they add no SWIM traffic; longer ones get it suspected as a
-            // starved member is (measured, docs/lifeguard.md).
-            (Some(every), Some(stopped)) => {
-                cycles += span / every.as_nanos_f64().max(1.0);
-                if stopped > probe_interval {
-                    seconds += span / NANOS_PER_SECOND;
-                }
-            }
-            _ => seconds += span / NANOS_PER_SECOND,
-        }
-    }
-    (seconds, cycles)
-}
-
-/// Nanoseconds in a second, for the member-seconds of starvation.
-const NANOS_PER_SECOND: f64 = 1e9;
-
 /// A probing detector's probe period: its learned timeout, which settles at
 /// the lower clamp on a quick network.
 fn probe_period(config: &fdlab_protocol::DetectorConfig) -> Option<Nanos> {
@@ -495,20 +378,22 @@ fn dataflow_sources(scenario: &Scenario, layers: &[u32], duration: f64) -> Vec<S
             .as_nanos_f64()
             .max(1.0);
     vec![
-        Source {
-            key: "workload.interval".into(),
-            what: format!(
+        Source::simulated(
+            "workload.interval",
+            format!(
                 "data frames every {} on {source_links} source links, over {} hops",
                 Nanos::from_nanos_f64(interval),
                 layers.len() - 1
             ),
-            events: hops * EVENTS_PER_FRAME_HOP + source_frames * EVENTS_PER_SOURCE_FRAME,
-        },
-        Source {
-            key: "workload.idle_frame_interval".into(),
-            what: format!("idle checks on {links} data links"),
-            events: links * idle,
-        },
+            hops * EVENTS_PER_FRAME_HOP + source_frames * EVENTS_PER_SOURCE_FRAME,
+            Pace::Engine,
+        ),
+        Source::simulated(
+            "workload.idle_frame_interval",
+            format!("idle checks on {links} data links"),
+            links * idle,
+            Pace::Engine,
+        ),
     ]
 }
 

@@ -9,7 +9,8 @@
 //! The same arguments give the same files for any `--jobs`: runs are
 //! collected in run order, shrinking is sequential per finding and keeps
 //! the first failing candidate in order. The wall clock is read only for
-//! `--time-budget` and the speed printed last.
+//! `--time-budget` (with the time schedules take to validate, by which
+//! shrinking steps are planned) and the speed printed last.
 
 pub mod findings;
 pub mod runs;
@@ -30,6 +31,7 @@ use fdlab_reports::swarm::output::{
 use fdlab_scenarios::resolve::files_of;
 use fdlab_scenarios::resolve_with_swarm;
 use fdlab_scenarios::seed_range::seed_range;
+use fdlab_sim::estimate::swarm::shrinking as shrink_estimate;
 use fdlab_sim::scenario::{FaultKind, Strength};
 use fdlab_sim::swarm;
 
@@ -64,8 +66,8 @@ pub struct SwarmArgs {
     #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
     out: PathBuf,
     /// Start no run after three quarters of this much time, and no
-    /// shrinking step after all of it (`30s`, `10m`); the runs done are
-    /// the first runs of the full swarm.
+    /// shrinking step that would not end within all of it (`30s`, `10m`);
+    /// the runs done are the first runs of the full swarm.
     #[arg(long, value_name = "T")]
     time_budget: Option<String>,
     #[command(flatten)]
@@ -76,8 +78,9 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
     let started = Instant::now();
     // Every input is checked before anything runs or is written.
     let (scenario, tables) = resolve_with_swarm(&args.scenario).map_err(|e| e.to_string())?;
+    // The count first: the seeds are a vector of that many.
+    budget::count_fits("--runs", args.runs)?;
     let seeds: Vec<u64> = seed_range(args.seed, args.runs, "--seed", "--runs")?.collect();
-    budget::runs_fit(args.runs).map_err(|e| e.replace("--seeds", "--runs"))?;
     let budget = match &args.time_budget {
         None => None,
         Some(text) => {
@@ -94,8 +97,16 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
         logged: false,
     };
     let checked = budget::check(&work, &args.size, threads)?;
+    let setup = tables.setup();
+    let kind = scenario.swarm_kind();
+    let checks = tables.property_setup().checks(kind);
+    // Shrinking's candidates are built a step at a time, each step's all
+    // at once: sized by the largest schedule a run draws.
+    let [_, most] = setup.faults_per_run();
+    let shrinking = shrink_estimate(&scenario, most, checks.len());
+    budget::check_shrinking(&scenario.name, most, &shrinking, threads)?;
     if args.size.dry_run {
-        budget::dry_run(&work, &checked, threads)?;
+        budget::dry_run_swarm(&work, &checked, threads, &shrinking, most)?;
         return Ok(ExitCode::SUCCESS);
     }
     let inputs = files_of(&args.scenario, &scenario);
@@ -103,11 +114,6 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
     check_out(&args.out, ReportKind::Swarm).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let pool = thread_pool(args.jobs)?;
     let run_deadline = budget.map(|b| started + b.mul_f64(RUNS_SHARE_OF_BUDGET));
-    let deadline = budget.map(|b| started + b);
-
-    let setup = tables.setup();
-    let kind = scenario.swarm_kind();
-    let checks = tables.property_setup().checks(kind);
     let kinds = swarm::kinds(&scenario, &setup);
     say!(
         "swarm over {}: {} runs, seeds {} to {}",
@@ -125,6 +131,20 @@ pub fn run(args: &SwarmArgs) -> Result<ExitCode, String> {
     }
     say!("{}", describe_draws(&scenario, &setup, &kinds));
     let done = runs::swarm_runs(&scenario, &setup, &checks, &seeds, &pool, run_deadline)?;
+    if done.runs.is_empty() {
+        // Only a budget stops runs from starting: one too small for any
+        // run must not pass as a swarm that found nothing.
+        return Err(format!(
+            "--time-budget {}: the budget allowed no run to finish (one run takes about {:.2} s, estimated); give it more time",
+            args.time_budget.as_deref().unwrap_or_default(),
+            checked.estimates.first().map_or(0.0, budget::run_seconds)
+        ));
+    }
+    // No shrinking step starts unless it can end within the budget: a
+    // step's candidates are built and validated at once, about 2 f² faults
+    // for a schedule of f faults, before its runs.
+    let step = Duration::from_secs_f64(done.seconds_per_fault_check * shrinking.step_fault_checks);
+    let deadline = budget.map(|b| (started + b).checked_sub(step).unwrap_or(started));
     let violated = done
         .runs
         .iter()
