@@ -9,6 +9,7 @@
 mod memory;
 
 use clap::Args;
+use fdlab_scenarios::key_place;
 use fdlab_sim::estimate::swarm::Shrinking;
 use fdlab_sim::estimate::{estimate, Estimate, Pace, Source};
 use fdlab_sim::valid::ValidScenario;
@@ -105,8 +106,9 @@ pub fn check(work: &Work<'_>, size: &SizeArgs, threads: usize) -> Result<Checked
                     (s.key.clone(), format!("{} make ", s.what))
                 });
             return Err(format!(
-                "{}: {key}: {what}about {:.1e} simulated events per run; the limit is {limit:.0e}, --max-events raises it",
-                scenario.name, e.events
+                "{}: {what}about {:.1e} simulated events per run; the limit is {limit:.0e}, --max-events raises it",
+                key_place(scenario, &key),
+                e.events
             ));
         }
         let bytes = if work.logged {
@@ -116,9 +118,8 @@ pub fn check(work: &Work<'_>, size: &SizeArgs, threads: usize) -> Result<Checked
         };
         if bytes > memory.bytes {
             return Err(format!(
-                "{}: {}: one run holds about {:.1} GiB; this process may use {} ({})",
-                scenario.name,
-                e.memory_key,
+                "{}: one run holds about {:.1} GiB; this process may use {} ({})",
+                key_place(scenario, &e.memory_key),
                 bytes as f64 / GIB,
                 gib(memory.bytes),
                 memory.which.name()

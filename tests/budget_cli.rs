@@ -48,7 +48,7 @@ fn a_run_of_too_many_events_is_refused_with_its_key_and_figure() {
         &mesh("", "1ns", "3s"),
         &[],
         &[
-            "big: detectors[0].interval",
+            "big.toml:9: `detectors[0].interval`",
             "1.5e12",
             "the limit is 1e10, --max-events raises it",
         ],

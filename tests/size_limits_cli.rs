@@ -92,7 +92,7 @@ fn a_run_too_large_for_the_address_space_limit_is_refused_with_its_figure() {
     refused_under_limit(
         &["run", file, "--out", out],
         &[
-            "starved: topology: one run holds about 3.7 GiB",
+            "starved.toml:8: `topology`: one run holds about 3.7 GiB",
             "(the address-space limit, ulimit -v)",
         ],
     );
@@ -133,7 +133,7 @@ fn ten_million_placement_keys_are_refused_naming_the_key() {
     );
     refused_under_limit(
         &["run", keys.to_str().unwrap()],
-        &["keys: placement.keys: one run holds about 4.8 GiB"],
+        &["keys.toml:29: `placement.keys`: one run holds about 4.8 GiB"],
     );
 }
 
