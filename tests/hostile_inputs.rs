@@ -345,6 +345,12 @@ fn check(case: &Case) -> Option<String> {
             if !errors[0].contains(&stem) {
                 return Some(format!("error names no file: {}", errors[0]));
             }
+            if errors[0].chars().count() > MAX_ERROR_CHARS {
+                return Some(format!(
+                    "an error of {} characters",
+                    errors[0].chars().count()
+                ));
+            }
             case.out
                 .exists()
                 .then(|| format!("exit 1 but wrote {}", case.out.display()))

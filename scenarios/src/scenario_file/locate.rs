@@ -420,7 +420,7 @@ pub(crate) fn rephrase(message: &str) -> String {
                 // 30 keys of a membership table) is for a key that is not.
                 match closest_key(field.trim_end_matches('`'), keys) {
                     Some(k) => format!("unknown key (did you mean `{k}`?)"),
-                    None => format!("unknown key; expected {expected}"),
+                    None => format!("unknown key; expected {}", key_list(expected)),
                 }
             }
             None => "unknown key; this table takes no keys".to_string(),
@@ -453,6 +453,36 @@ pub(crate) fn rephrase(message: &str) -> String {
         }
     }
     in_toml_words(message)
+}
+
+/// Characters of an "expected one of" list an error shows at most: a
+/// membership table's thirty keys would make a line of 600 characters.
+const KEY_LIST_CHARS: usize = 200;
+
+/// serde's list of expected keys (`one of `a`, `b`, ...`), cut after
+/// [`KEY_LIST_CHARS`] at a key's end, with how many more there are and
+/// where all of them are listed.
+fn key_list(expected: &str) -> String {
+    if expected.len() <= KEY_LIST_CHARS {
+        return expected.to_string();
+    }
+    let keys: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let mut shown = String::new();
+    let mut count = 0;
+    for key in &keys {
+        if shown.len() + key.len() + 4 > KEY_LIST_CHARS {
+            break;
+        }
+        if count > 0 {
+            shown.push_str(", ");
+        }
+        shown.push_str(&format!("`{key}`"));
+        count += 1;
+    }
+    format!(
+        "one of {shown} and {} more (`fdlab list --faults` lists every table's keys)",
+        keys.len() - count
+    )
 }
 
 /// serde's names for TOML's kinds of value in TOML's own words.

@@ -879,6 +879,10 @@ num_votes_for_death_declaration = 2
             problem.starts_with("unknown key; expected"),
             "no guess: {e}"
         );
+        // Thirty keys, cut to a line one can read, and where the rest are.
+        assert!(problem.len() < 300, "{e}");
+        assert!(problem.contains("`num_probed_silos`"), "{e}");
+        assert!(problem.contains(" more (`fdlab list --faults`"), "{e}");
         // A misspelt table, and the top-level key itself.
         let e = err(
             "m.toml",
