@@ -52,6 +52,14 @@ pub fn refuse_unwritable_file(option: &str, output: &Path) -> Result<(), String>
     if output.is_dir() {
         return Err(at("is a directory; name a file".into()));
     }
+    if fdlab_reports::atomic::is_special(output) {
+        // A device or a pipe is written in place: it must open for writing.
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(output)
+            .map(drop)
+            .map_err(|e| at(format!("cannot be written: {e}")));
+    }
     let dir = fdlab_reports::atomic::parent_of(output);
     if !dir.is_dir() {
         return Err(at(format!("directory {} does not exist", dir.display())));

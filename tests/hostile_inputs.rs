@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod common;
-use common::fdlab_within;
+use common::{fdlab_within, fdlab_within_in};
 
 /// Longest a case may take before it counts as a hang (a debug build).
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -574,6 +574,8 @@ fn command_lines(slow: bool) -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
             (
                 vec![
                     "check",
+                    "--suite",
+                    "scenarios/ci",
                     "--baseline",
                     "scenarios/ci-baseline.toml",
                     "--junit",
@@ -648,16 +650,22 @@ fn command_cases(slow: bool) -> Vec<Vec<String>> {
 fn check_command(args: &[String], dir: &Path, k: usize) -> Option<String> {
     let out = dir.join(format!("out-{k}"));
     let keys = dir.join("keys.txt");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let args: Vec<String> = args
         .iter()
         .map(|a| match a.as_str() {
             "OUT" => out.to_str().unwrap().to_string(),
             "KEYS" => keys.to_str().unwrap().to_string(),
+            _ if a.starts_with("scenarios/") => root.join(a).to_str().unwrap().to_string(),
             _ => a.clone(),
         })
         .collect();
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, _, stderr, took) = fdlab_within(&refs, DEADLINE);
+    // In a directory of its own: an output named by a hostile value (`0`,
+    // `nan`) lands there, not in the checkout.
+    let cwd = dir.join(format!("cwd-{k}"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let (code, _, stderr, took) = fdlab_within_in(&cwd, &refs, DEADLINE);
     if stderr.contains("panicked") {
         return Some(format!("panicked: {}", stderr.lines().next().unwrap_or("")));
     }
@@ -714,6 +722,13 @@ fn command_corpus(step: usize, slow: bool) {
             .collect()
     });
     eprintln!("{} command lines", cases.len());
+    // `--out /dev/null` is written in place: renamed over, the device
+    // became a plain file that kept what was written (as root).
+    let null = std::fs::metadata("/dev/null");
+    assert!(
+        null.map_or(true, |m| !m.is_file()),
+        "/dev/null is a regular file now"
+    );
     assert!(
         failures.is_empty(),
         "{} of {} command lines failed:\n{}",

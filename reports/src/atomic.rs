@@ -8,6 +8,12 @@
 //! umask on Unix), not a temporary file's owner-only 0600: reports are meant
 //! to be read by others, a CI job's artifact step or a web server say.
 //!
+//! A destination that is not a regular file (`/dev/null`, `/dev/stdout`, a
+//! named pipe) is written in place: renaming over it would replace the
+//! device with a plain file (as root, `--out /dev/null` once turned the
+//! machine's `/dev/null` into a file that kept what was written to it), and
+//! a device has no partial state to protect.
+//!
 //! A kill (SIGKILL, a power cut) in the middle of a write leaves its
 //! temporary file behind. So a temporary's name says whose it is:
 //! `.fdlab-<pid>-<6 random letters or digits>.tmp`, and before a process
@@ -116,6 +122,11 @@ pub fn write_atomically<F>(path: &Path, fill: F) -> io::Result<()>
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()>,
 {
+    if let Some(special) = special_file(path) {
+        let mut out = BufWriter::new(special?);
+        fill(&mut out)?;
+        return out.flush();
+    }
     let dir = parent_of(path);
     if !dir.is_dir() {
         return Err(io::Error::new(
@@ -149,6 +160,23 @@ where
 /// Writes `bytes` to `path` atomically.
 pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomically(path, |out| out.write_all(bytes))
+}
+
+/// `path` opened for writing in place when it exists and is neither a
+/// regular file nor a directory (a device, a named pipe, a socket); `None`
+/// for every other path, which is written through a temporary.
+fn special_file(path: &Path) -> Option<io::Result<fs::File>> {
+    let meta = fs::metadata(path).ok()?;
+    if meta.is_file() || meta.is_dir() {
+        return None;
+    }
+    Some(fs::OpenOptions::new().write(true).open(path))
+}
+
+/// Whether `path` is written in place rather than through a temporary
+/// (see the module docs).
+pub fn is_special(path: &Path) -> bool {
+    special_file(path).is_some()
 }
 
 /// Checks, before any work, that a file can be created in `dir`, the way
@@ -185,6 +213,18 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_device_is_written_in_place_and_stays_a_device() {
+        let null = Path::new("/dev/null");
+        if !fs::metadata(null).is_ok_and(|m| !m.is_file()) {
+            return; // no /dev/null device here
+        }
+        write_file(null, b"never kept\n").unwrap();
+        let meta = fs::metadata(null).unwrap();
+        assert!(!meta.is_file(), "/dev/null became a regular file");
+        assert_eq!(fs::read(null).unwrap(), b"");
+    }
 
     #[test]
     fn a_probe_leaves_nothing_and_fails_where_nothing_can_be_made() {

@@ -130,9 +130,20 @@ pub fn assert_mutations_fail_and_base_runs(
 /// are read while it runs, so that neither a command that reads standard
 /// input nor one that prints more than a pipe holds can stall it.
 pub fn fdlab_within(args: &[&str], deadline: Duration) -> (Option<i32>, String, String, Duration) {
+    fdlab_within_in(std::path::Path::new("."), args, deadline)
+}
+
+/// [`fdlab_within`], run in directory `dir` (where relative output paths
+/// land).
+pub fn fdlab_within_in(
+    dir: &std::path::Path,
+    args: &[&str],
+    deadline: Duration,
+) -> (Option<i32>, String, String, Duration) {
     use std::io::Read;
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_fdlab"))
+        .current_dir(dir)
         .args(args)
         .env_remove("GITHUB_STEP_SUMMARY")
         .stdin(Stdio::null())
