@@ -46,6 +46,14 @@ pub const NOMINAL_KEY_PLACEMENTS_PER_SEC: f64 = 80e6;
 /// the candidates of a step are built before its runs): docs/perf.md,
 /// "Estimates".
 pub const NOMINAL_FAULT_CHECKS_PER_SEC: f64 = 0.7e6;
+/// Seconds per event of a mesh simulated whole (a degraded node couples
+/// its pairs), by the mesh's monitored pairs: a + b x log10(pairs), at
+/// least 1/[`NOMINAL_EVENTS_PER_SEC`]. Fitted to `cpu-starvation` at 10
+/// monitors a node, 10 s simulated, one thread: 5.6 M events/s at 2,000
+/// pairs, 2.0 M at 20,000, 1.44 M at 60,000, 1.0 M at 196,600 (docs/perf.md,
+/// "Estimates"); within 20% of each.
+const WHOLE_MESH_SECONDS_PER_EVENT_BASE: f64 = -1.179e-6;
+const WHOLE_MESH_SECONDS_PER_EVENT_PER_DECADE: f64 = 0.401e-6;
 /// Bytes per GiB, for messages.
 const GIB: f64 = (1u64 << 30) as f64;
 /// Bytes per MiB, for the dry run's table.
@@ -193,6 +201,9 @@ pub fn seconds(source: &Source) -> f64 {
             1.0 / NOMINAL_SWIM_EVENTS_PER_SEC + members as f64 / NOMINAL_SWIM_MEMBER_ROWS_PER_SEC
         }
         Pace::KeyPlacement => 1.0 / NOMINAL_KEY_PLACEMENTS_PER_SEC,
+        Pace::WholeMesh { pairs } => (WHOLE_MESH_SECONDS_PER_EVENT_BASE
+            + WHOLE_MESH_SECONDS_PER_EVENT_PER_DECADE * (pairs.max(1) as f64).log10())
+        .max(1.0 / NOMINAL_EVENTS_PER_SEC),
     };
     source.work * per_unit
 }
@@ -340,5 +351,37 @@ pub fn threads(jobs: Option<usize>) -> Result<usize, String> {
         Some(j) if j > MAX_JOBS => Err(format!("--jobs: {j} threads; at most {MAX_JOBS}")),
         Some(j) => Ok(j),
         None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A whole mesh's events at the pace measured at each size (docs/perf.md,
+    /// "Estimates"): the announced time within 30% of the measured one.
+    #[test]
+    fn a_whole_mesh_is_paced_by_its_size() {
+        for (pairs, events, measured_s) in [
+            (2_000, 559_029.0, 0.10),
+            (20_000, 4_928_321.0, 2.48),
+            (60_000, 14_640_698.0, 10.17),
+            (196_600, 47.8e6, 47.7),
+        ] {
+            let source = Source::simulated(
+                "detectors[0].interval",
+                String::new(),
+                events,
+                Pace::WholeMesh { pairs },
+            );
+            let announced = seconds(&source);
+            assert!(
+                (announced / measured_s - 1.0).abs() < 0.3,
+                "{pairs} pairs: {announced:.2} s announced, {measured_s} s measured"
+            );
+        }
+        // A small mesh keeps the engine's nominal pace.
+        let small = Source::simulated("x", String::new(), 1e7, Pace::WholeMesh { pairs: 18 });
+        assert_eq!(seconds(&small), 1e7 / NOMINAL_EVENTS_PER_SEC);
     }
 }

@@ -79,6 +79,11 @@ pub enum Pace {
     /// Keys placed: one client's owner of one key under one distribution,
     /// computed (no simulated event counts it).
     KeyPlacement,
+    /// Events of a mesh simulated whole (not split into pairs: a degraded
+    /// node couples them) over `pairs` monitored pairs: every pair's state
+    /// is live at once, so an event costs more as the mesh outgrows the
+    /// caches.
+    WholeMesh { pairs: u64 },
 }
 
 /// One source of work: the key that sets it and what it makes.
@@ -174,6 +179,13 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let duration = scenario.duration.as_nanos_f64();
     let pairs = scenario.monitored_pairs() as f64;
     let mut sources = Vec::new();
+    let pace = if matches!(scenario.topology, Topology::Mesh { .. }) && !split_run(scenario) {
+        Pace::WholeMesh {
+            pairs: scenario.monitored_pairs(),
+        }
+    } else {
+        Pace::Engine
+    };
     // Heartbeat streams: one per pair and distinct interval.
     let mut intervals: Vec<Nanos> = Vec::new();
     for (i, d) in scenario.detectors.iter().enumerate() {
@@ -192,7 +204,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                 d.name
             ),
             pairs * per_pair * EVENTS_PER_HEARTBEAT,
-            Pace::Engine,
+            pace,
         ));
     }
     for (i, d) in scenario.detectors.iter().enumerate() {
@@ -204,7 +216,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
                     d.name
                 ),
                 pairs * duration / period.as_nanos_f64().max(1.0) * EVENTS_PER_PROBE,
-                Pace::Engine,
+                pace,
             ));
         }
     }
