@@ -5,6 +5,7 @@
 //! runs [`Scenario::validate`] (the checks that need the whole scenario: node
 //! names, ranges) once.
 
+mod fault_checks;
 mod lockrpc_setup;
 mod membership_checks;
 mod membership_setup;
