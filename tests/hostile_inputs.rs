@@ -360,6 +360,30 @@ fn check(case: &Case) -> Option<String> {
     }
 }
 
+/// The problems `check` finds in `cases`, checked on every core.
+fn on_every_core<T: Sync>(cases: &[T], check: impl Fn(&T) -> Option<String> + Sync) -> Vec<String> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let check = &check;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    cases
+                        .iter()
+                        .skip(t)
+                        .step_by(threads)
+                        .filter_map(check)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
 /// Runs `per_base` mutations of every base scenario, on every core.
 fn corpus(per_base: usize) {
     let dir = tempfile::tempdir().unwrap();
@@ -378,26 +402,7 @@ fn corpus(per_base: usize) {
             });
         }
     }
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let cases = &cases;
-                s.spawn(move || {
-                    cases
-                        .iter()
-                        .skip(t)
-                        .step_by(threads)
-                        .filter_map(|c| check(c).map(|p| format!("{}: {p}", c.name)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
+    let failures = on_every_core(&cases, |c| check(c).map(|p| format!("{}: {p}", c.name)));
     let reports = cases
         .iter()
         .filter(|c| c.out.join("index.html").is_file() || c.out.join("swarm.csv").is_file())
@@ -699,27 +704,8 @@ fn command_corpus(step: usize, slow: bool) {
         .enumerate()
         .step_by(step)
         .collect();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (cases, dir) = (&cases, dir.path());
-                s.spawn(move || {
-                    cases
-                        .iter()
-                        .skip(t)
-                        .step_by(threads)
-                        .filter_map(|(k, a)| {
-                            check_command(a, dir, *k).map(|p| format!("{a:?}: {p}"))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
+    let failures = on_every_core(&cases, |(k, a)| {
+        check_command(a, dir.path(), *k).map(|p| format!("{a:?}: {p}"))
     });
     eprintln!("{} command lines", cases.len());
     // `--out /dev/null` is written in place: renamed over, the device

@@ -15,10 +15,10 @@ mod common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{assert_one_error_line, fdlab, text};
+use common::{assert_one_error_line, fdlab, memory_limited, text};
 
 /// The address-space limit every refusal is checked under (MiB): what the
 /// issue's reproducers ran with.
@@ -50,15 +50,7 @@ fn mutated(dir: &Path, name: &str, source: &str, edits: &[(&str, &str)]) -> Path
 /// killed after [`KILLED_AFTER`].
 fn refused_under_limit(args: &[&str], needles: &[&str]) {
     let started = Instant::now();
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {} && exec \"$0\" \"$@\"",
-            LIMIT_MIB * 1024
-        ))
-        .arg(env!("CARGO_BIN_EXE_fdlab"))
-        .args(args)
-        .env_remove("GITHUB_STEP_SUMMARY")
+    let mut child = memory_limited(LIMIT_MIB, args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -173,14 +165,7 @@ fn a_swarm_whose_budget_allowed_no_run_is_an_error() {
 /// its standard output read as it comes and counted, not kept: its exit
 /// code, the bytes and lines it wrote, the last line, and its errors.
 fn streamed(limit_mib: u64, args: &[&str]) -> (Option<i32>, u64, u64, String, String) {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {} && exec \"$0\" \"$@\"",
-            limit_mib * 1024
-        ))
-        .arg(env!("CARGO_BIN_EXE_fdlab"))
-        .args(args)
+    let mut child = memory_limited(limit_mib, args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

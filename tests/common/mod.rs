@@ -65,7 +65,16 @@ pub fn fdlab_with_closed_stdout(args: &[&str]) -> Output {
 /// (`ulimit -v`), so that a run that reads without end fails on its own
 /// instead of taking the machine's memory.
 pub fn fdlab_with_memory_limit(limit_mib: u64, args: &[&str]) -> Output {
-    Command::new("sh")
+    memory_limited(limit_mib, args)
+        .output()
+        .expect("runs the fdlab binary under sh")
+}
+
+/// The command that runs `fdlab args` under an address-space limit of
+/// `limit_mib` MiB (`ulimit -v`), to be given its pipes and started.
+pub fn memory_limited(limit_mib: u64, args: &[&str]) -> Command {
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg(format!(
             "ulimit -v {} && exec \"$0\" \"$@\"",
@@ -73,9 +82,8 @@ pub fn fdlab_with_memory_limit(limit_mib: u64, args: &[&str]) -> Output {
         ))
         .arg(env!("CARGO_BIN_EXE_fdlab"))
         .args(args)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .output()
-        .expect("runs the fdlab binary under sh")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    command
 }
 
 /// At most the first 500 characters of `text`, for a failing test's message
