@@ -42,6 +42,8 @@ use crate::tables::{
 pub const MARKER: &str = ".fdlab-report";
 /// `fdlab live`'s comparison of the live run with the simulator.
 pub const CALIBRATION_CSV: &str = "calibration.csv";
+/// `fdlab live` of a membership scenario: every row the real agents wrote.
+pub const LIVE_EVENTS_CSV: &str = "events.csv";
 
 /// The files of a run's report, besides its `charts` directory of SVG files.
 /// The last three are written only when the run has membership scenarios
@@ -102,7 +104,7 @@ impl ReportKind {
         match self {
             ReportKind::Run => run,
             ReportKind::Replay => REPLAY_FILES.contains(&name),
-            ReportKind::Live => run || name == CALIBRATION_CSV,
+            ReportKind::Live => run || name == CALIBRATION_CSV || name == LIVE_EVENTS_CSV,
             ReportKind::Swarm => SWARM_FILES.contains(&name) || is_minimal_file(name),
         }
     }

@@ -23,6 +23,7 @@ mod calibration;
 mod data_link;
 mod dataflow;
 mod links;
+mod memberlist;
 mod node;
 mod parent;
 mod supported;
@@ -54,9 +55,11 @@ use supported::{check_actions, check_live};
 
 #[derive(Args)]
 pub struct LiveArgs {
-    /// A built-in scenario name or a scenario file (a mesh or a dataflow of at
-    /// most 16 processes, with crash, pause, partition, slow-link and loss
-    /// faults).
+    /// A built-in scenario name or a scenario file: a mesh or a dataflow of
+    /// at most 16 processes, with crash, pause, partition, slow-link and loss
+    /// faults; or a membership scenario with the judges `swim` and
+    /// `lifeguard`, run on real memberlist agents (at most 200, with crash,
+    /// pause and duty-cycle faults).
     #[arg(value_name = "SCENARIO")]
     scenario: String,
     /// The seed: heartbeat phases, fault times drawn from windows, monitor
@@ -70,6 +73,10 @@ pub struct LiveArgs {
     /// Seeds of the simulated prediction (S, S+1, ...), besides seed S itself.
     #[arg(long, value_name = "N", default_value_t = 20)]
     sim_seeds: u32,
+    /// Real runs per judge of a membership scenario (seeds S, S+1, ...);
+    /// a detector scenario runs once.
+    #[arg(long, value_name = "R", default_value_t = 1)]
+    runs: u32,
     /// Hard bound on the whole command, real time (default: the scenario's
     /// duration plus 30 s). Every node is killed when it expires.
     #[arg(long, value_name = "DURATION")]
@@ -108,6 +115,19 @@ pub(crate) fn with_duration(
 
 /// `fdlab live`.
 pub fn run(args: &LiveArgs) -> Result<(), String> {
+    let resolved = with_duration(
+        resolve(&args.scenario).map_err(|e| e.to_string())?,
+        args.duration,
+    )?;
+    if resolved.is_membership() {
+        return memberlist::run(args, resolved);
+    }
+    if args.runs != 1 {
+        return Err(format!(
+            "--runs {}: a detector scenario runs live once (only a membership scenario runs more)",
+            args.runs
+        ));
+    }
     let scenario = live_scenario(&args.scenario, args.duration)?;
     let sim_seeds = args.sim_seeds.max(1);
     let sim_seeds_option = format!("--sim-seeds {sim_seeds}");

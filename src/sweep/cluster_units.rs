@@ -79,6 +79,8 @@ impl Figures for ClusterRunTotals {
                 two_active_generations: count(18)?,
                 observer_false_healthy: count(22)?,
                 observer_false_starved: count(23)?,
+                // Not in a unit: no sweep figure reads it.
+                refutations: 0,
             },
             node_time: Nanos(count(19)?),
             events: count(20)?,
@@ -123,6 +125,7 @@ mod tests {
                     two_active_generations: 0,
                     observer_false_healthy: 12,
                     observer_false_starved: 3,
+                    refutations: 0,
                 },
                 node_time: Nanos(7_200_000_000_000),
                 events: 40_000,

@@ -427,6 +427,7 @@ pub(crate) fn synthetic(
             two_active_generations: 0,
             observer_false_healthy: 0,
             observer_false_starved: 0,
+            refutations: 0,
         },
         node_time: Nanos(node_time),
         stopped: Vec::new(),

@@ -70,6 +70,7 @@ fn run(judge: &str, seed: u64) -> ClusterOutcome {
             two_active_generations: 0,
             observer_false_healthy: 6,
             observer_false_starved: 2,
+            refutations: 0,
         },
         node_time: secs(3_600.0),
         stopped: Vec::new(),

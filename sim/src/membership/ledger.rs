@@ -441,7 +441,7 @@ impl Ledger {
                     self.pending.retain(|p| p.declaration != i);
                 }
             }
-            SwimEvent::Refuted { .. } => {}
+            SwimEvent::Refuted { .. } => self.counts.refutations += 1,
         }
     }
 

@@ -72,6 +72,14 @@ pub fn judges(scenario: &ValidScenario) -> Vec<(String, Contender)> {
         .collect()
 }
 
+/// The faults of membership scenario `scenario` on `seed`, resolved as
+/// [`run`] resolves them (the same streams): what a run of the real
+/// system beside the model injects (`fdlab live`).
+pub fn schedule(scenario: &ValidScenario, seed: u64) -> Schedule {
+    let names = scenario.topology.node_names();
+    Schedule::resolve(scenario, &names, &Streams::new(seed))
+}
+
 /// Runs membership scenario `scenario` with its judge `judge` (an index
 /// into [`judges`]) on `seed`; with `log`, also the replay log.
 ///

@@ -101,6 +101,9 @@ pub struct ClusterCounts {
     /// starved at the time.
     pub observer_false_healthy: u64,
     pub observer_false_starved: u64,
+    /// SWIM: times a member answered a suspicion or a death of itself with
+    /// a higher incarnation (memberlist's `refute`).
+    pub refutations: u64,
 }
 
 /// Everything a membership run produced.
