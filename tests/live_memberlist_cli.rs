@@ -71,6 +71,22 @@ fn scenarios_the_real_library_cannot_run_are_refused_in_one_line() {
         "{err}"
     );
     assert!(!Path::new(out).exists());
+    for (args, expect) in [
+        (
+            &["scenarios/memberlist/crash-20.toml", "--runs", "0"][..],
+            "--runs 0: a live membership run makes 1 to 100 real runs per judge",
+        ),
+        (
+            &["crash-mesh", "--runs", "2"][..],
+            "--runs 2: a detector scenario runs live once",
+        ),
+    ] {
+        let o = fdlab(&[&["live", "--out", out][..], args].concat());
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(expect), "{err}");
+    }
     // A network fault and the heavy-tailed starvation, in scenario files.
     let base = std::fs::read_to_string("scenarios/memberlist/crash-20.toml").unwrap();
     for (fault, expect) in [

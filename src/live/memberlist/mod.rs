@@ -44,11 +44,20 @@ use rows::Row;
 /// Real time a run may take beyond its scenario's duration (the agents'
 /// start and convergence), unless `--timeout` says otherwise.
 const START_ALLOWANCE: Duration = Duration::from_secs(60);
+/// Most real runs per judge (`--runs`): each takes the scenario's duration
+/// of real time.
+const MAX_RUNS: u32 = 100;
 
 /// `fdlab live` of membership scenario `scenario`.
 pub fn run(args: &LiveArgs, scenario: ValidScenario) -> Result<(), String> {
     check_memberlist(&scenario, &args.scenario)?;
-    let runs = args.runs.max(1);
+    let runs = args.runs;
+    if !(1..=MAX_RUNS).contains(&runs) {
+        return Err(format!(
+            "--runs {runs}: a live membership run makes 1 to {MAX_RUNS} real runs per judge (each lasts the scenario's {})",
+            scenario.duration
+        ));
+    }
     let sim_seeds = args.sim_seeds.max(runs);
     let option = format!("--sim-seeds {sim_seeds}");
     let seeds: Vec<u64> = seed_range(args.seed, u64::from(sim_seeds), "--seed", &option)?.collect();
@@ -70,6 +79,20 @@ pub fn run(args: &LiveArgs, scenario: ValidScenario) -> Result<(), String> {
     let names = scenario.topology.node_names();
     let members = names.len() as u32;
     let judges = membership::judges(&scenario);
+    let setup = scenario
+        .membership
+        .as_ref()
+        .ok_or("not a membership scenario")?;
+    let variants: Vec<Variant> = judges
+        .iter()
+        .map(|(judge, _)| {
+            if judge == LIFEGUARD_RUN {
+                Variant::Lifeguard
+            } else {
+                Variant::Swim
+            }
+        })
+        .collect();
     let truths: Vec<Truth> = seeds
         .iter()
         .map(|&seed| {
@@ -77,41 +100,37 @@ pub fn run(args: &LiveArgs, scenario: ValidScenario) -> Result<(), String> {
             Truth::new(&schedule.actions, members, scenario.duration)
         })
         .collect();
-    // The model first: an error there stops the run before any process.
-    let mut runs_by_judge: Vec<JudgeRuns> = judges
-        .iter()
-        .enumerate()
-        .map(|(j, (judge, _))| JudgeRuns {
+    // The model first (an error there stops the run before any process),
+    // configured as the agents are.
+    let mut runs_by_judge: Vec<JudgeRuns> = Vec::new();
+    for ((judge, _), &variant) in judges.iter().zip(&variants) {
+        let modelled = as_the_agents_run(&scenario, variant)?;
+        let sim = seeds
+            .iter()
+            .zip(&truths)
+            .map(|(&seed, truth)| truth.simulated(&membership::run(&modelled, seed, 0, false).0))
+            .collect();
+        runs_by_judge.push(JudgeRuns {
             judge: judge.clone(),
             real: Vec::new(),
-            sim: seeds
-                .iter()
-                .zip(&truths)
-                .map(|(&seed, truth)| {
-                    truth.simulated(&membership::run(&scenario, seed, j, false).0)
-                })
-                .collect(),
-        })
-        .collect();
+            sim,
+        });
+    }
 
     let bound = args.timeout.map_or(
         Duration::from_nanos(scenario.duration.as_nanos()) + START_ALLOWANCE,
         |t| Duration::from_nanos(t.as_nanos()),
     );
-    let setup = scenario
-        .membership
-        .as_ref()
-        .ok_or("not a membership scenario")?;
     let mut events: Vec<(String, u64, Row)> = Vec::new();
     for (r, &seed) in seeds.iter().enumerate().take(runs as usize) {
         let schedule = membership::schedule(&scenario, seed);
-        for (judge, judge_runs) in judges.iter().map(|j| &j.0).zip(&mut runs_by_judge) {
-            let variant = if judge == LIFEGUARD_RUN {
-                Variant::Lifeguard
-            } else {
-                Variant::Swim
-            };
-            let options = supported::agent_options(&setup.swim, variant);
+        for ((judge, judge_runs), &variant) in judges
+            .iter()
+            .map(|j| &j.0)
+            .zip(&mut runs_by_judge)
+            .zip(&variants)
+        {
+            let options = supported::agent_options(&supported::as_run(&setup.swim, variant));
             let real = agents::run(
                 &agent,
                 &names,
@@ -153,6 +172,17 @@ pub fn run(args: &LiveArgs, scenario: ValidScenario) -> Result<(), String> {
         args.out.join(LIVE_EVENTS_CSV).display()
     );
     Ok(())
+}
+
+/// `scenario` with one judge, fdlab's model of memberlist configured as the
+/// agents of `variant` are (see [`supported::as_run`]): the same faults and
+/// seeds, so the same schedule.
+fn as_the_agents_run(scenario: &ValidScenario, variant: Variant) -> Result<ValidScenario, String> {
+    let mut s = scenario.clone().into_inner();
+    let setup = s.membership.as_mut().ok_or("not a membership scenario")?;
+    setup.judges = Some(vec![LIFEGUARD_RUN.into()]);
+    setup.swim = supported::as_run(&setup.swim, variant);
+    ValidScenario::new(s).map_err(|e| format!("{}: {e}", scenario.name))
 }
 
 fn list(values: &[Option<f64>]) -> String {

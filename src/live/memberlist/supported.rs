@@ -116,29 +116,46 @@ pub fn check_memberlist(s: &Scenario, name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The agent's command-line options for `config` under `variant`: every
-/// `[membership.swim]` key as memberlist's `Config` field of the same
-/// meaning (memberlist v0.2.2 `config.go`). memberlist always runs all of
-/// Lifeguard; `swim` turns two of its mechanisms off as the Lifeguard paper
-/// did: `AwarenessMaxMultiplier = 1` (no local health multiplier) and
-/// `SuspicionMaxTimeoutMult = 1` (no dogpile). The buddy system has no
-/// setting, so the real `swim` keeps it; fdlab's `swim` has it off.
-/// `udp_receive_buffer` has no setting either (refused unless default).
-pub fn agent_options(config: &SwimConfig, variant: Variant) -> Vec<String> {
-    let (awareness, max_mult) = match variant {
-        Variant::Swim => (1, 1),
-        Variant::Lifeguard => (
-            config.awareness_max_multiplier,
-            config.suspicion_max_timeout_mult,
-        ),
+/// What the agents of `variant` run, as fdlab's keys: memberlist as it is
+/// (it has no switch for Lifeguard: all three mechanisms on, as fdlab's
+/// `lifeguard`), with `swim` turning two of them off as the Lifeguard paper
+/// did, `AwarenessMaxMultiplier = 1` (the local health score stays 0) and
+/// `SuspicionMaxTimeoutMult = 1` (the suspicion timeout is its minimum).
+/// The buddy system and the nacks have no setting: the real `swim` keeps
+/// them, unlike fdlab's `swim` judge (the SWIM paper's protocol), so fdlab's
+/// side of a live comparison runs this configuration, not that judge.
+pub fn as_run(config: &SwimConfig, variant: Variant) -> SwimConfig {
+    let memberlist = SwimConfig::preset(Variant::Lifeguard);
+    let mut c = SwimConfig {
+        local_health_multiplier: memberlist.local_health_multiplier,
+        dogpile: memberlist.dogpile,
+        buddy_system: memberlist.buddy_system,
+        ..config.clone()
     };
+    if variant == Variant::Swim {
+        c.awareness_max_multiplier = 1;
+        c.suspicion_max_timeout_mult = 1;
+    }
+    c
+}
+
+/// The agent's command-line options for `config` (as [`as_run`] gives
+/// it): every `[membership.swim]` key as memberlist's `Config` field of the
+/// same meaning (memberlist v0.2.2 `config.go`). The three switches have
+/// no field (memberlist runs all three), nor has `udp_receive_buffer`
+/// (refused unless it is memberlist's 2 MiB).
+pub fn agent_options(config: &SwimConfig) -> Vec<String> {
+    debug_assert!(config.local_health_multiplier && config.dogpile && config.buddy_system);
     let ns = |d: fdlab_protocol::Nanos| format!("{}ns", d.as_nanos());
     let options = [
         ("-probe-interval", ns(config.probe_interval)),
         ("-probe-timeout", ns(config.probe_timeout)),
         ("-indirect-checks", config.indirect_checks.to_string()),
         ("-suspicion-mult", config.suspicion_mult.to_string()),
-        ("-suspicion-max-timeout-mult", max_mult.to_string()),
+        (
+            "-suspicion-max-timeout-mult",
+            config.suspicion_max_timeout_mult.to_string(),
+        ),
         ("-gossip-interval", ns(config.gossip_interval)),
         ("-gossip-nodes", config.gossip_nodes.to_string()),
         (
@@ -146,7 +163,10 @@ pub fn agent_options(config: &SwimConfig, variant: Variant) -> Vec<String> {
             ns(config.gossip_to_the_dead_time),
         ),
         ("-retransmit-mult", config.retransmit_mult.to_string()),
-        ("-awareness-max-multiplier", awareness.to_string()),
+        (
+            "-awareness-max-multiplier",
+            config.awareness_max_multiplier.to_string(),
+        ),
         ("-udp-buffer-size", config.udp_buffer_size.to_string()),
         ("-push-pull-interval", ns(config.push_pull_interval)),
         ("-disable-tcp-pings", config.disable_tcp_pings.to_string()),
@@ -213,8 +233,11 @@ mod tests {
     #[test]
     fn every_key_maps_and_swim_turns_two_mechanisms_off() {
         let c = SwimConfig::default();
-        let swim = agent_options(&c, Variant::Swim);
-        let lg = agent_options(&c, Variant::Lifeguard);
+        let swim = agent_options(&as_run(&c, Variant::Swim));
+        let lg = agent_options(&as_run(&c, Variant::Lifeguard));
+        // fdlab's swim judge has Lifeguard off; the real swim is memberlist.
+        let paper = SwimConfig::preset(Variant::Swim);
+        assert_eq!(as_run(&paper, Variant::Lifeguard), SwimConfig::default());
         assert!(
             swim.contains(&"-awareness-max-multiplier=1".into()),
             "{swim:?}"
