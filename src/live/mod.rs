@@ -1,7 +1,9 @@
 //! `fdlab live`: a small mesh or dataflow scenario with one real OS process
 //! per node on the loopback interface, faults injected with real signals (and
 //! network faults by each node's transport), and a calibration of the
-//! simulator against what the processes measured.
+//! simulator against what the processes measured. A membership scenario
+//! (judges `swim`, `lifeguard`) runs on real memberlist agents instead
+//! ([`memberlist`]).
 //!
 //! This module is the command: its arguments, the scenario they name, and
 //! the order of things. The run's layout and fault schedule are resolved
@@ -17,7 +19,8 @@
 //! - [`links`]: the network faults of a node's datagrams;
 //! - [`dataflow`] and [`data_link`]: a dataflow stage's data plane over TCP;
 //! - [`traffic`]: the sent-message counts, attributed as the simulator does;
-//! - [`calibration`]: the live run against the simulator (`calibration.csv`).
+//! - [`calibration`]: the live run against the simulator (`calibration.csv`);
+//! - [`memberlist`]: a membership scenario on the real hashicorp/memberlist.
 
 mod calibration;
 mod data_link;
