@@ -79,12 +79,22 @@ enum Command {
     /// on loopback (UDP, and TCP for data frames), crash and pause faults sent as real signals (SIGKILL, SIGSTOP and
     /// SIGCONT), partitions, loss and slow links applied by each node's
     /// transport, and compare the measured detection times with the
-    /// simulator's prediction (`calibration.csv`).
+    /// simulator's prediction (`calibration.csv`). A membership scenario
+    /// with the judges `swim` and `lifeguard` runs on real hashicorp/memberlist
+    /// agents instead, compared with fdlab's model of them.
     Live(live::LiveArgs),
     /// Which server each key goes to under the memcached clients'
     /// distributions, with no server dead and with the --dead servers dead:
     /// CSV `key,distribution,dead,server` on standard output.
     Place(place::PlaceArgs),
+    /// Print a shell completion script, e.g.
+    /// `fdlab completions bash > /etc/bash_completion.d/fdlab`.
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print fdlab's manual page (roff), e.g. `fdlab man | man -l -`.
+    Man,
     /// One node process of `fdlab live` (started by it, not by hand).
     #[command(hide = true)]
     LiveNode(live::NodeArgs),
@@ -122,6 +132,8 @@ fn main() -> ExitCode {
         Some(Command::Swarm(args)) => swarm::run(&args),
         Some(Command::Live(args)) => done(live::run(&args)),
         Some(Command::Place(args)) => done(place::run(&args)),
+        Some(Command::Completions { shell }) => done(completions(shell)),
+        Some(Command::Man) => done(manual()),
         Some(Command::LiveNode(args)) => done(live::node(&args)),
     };
     match result {
@@ -139,4 +151,45 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `fdlab completions SHELL`: the script clap_complete writes for fdlab's
+/// arguments as they are parsed.
+fn completions(shell: clap_complete::Shell) -> Result<(), String> {
+    use clap::CommandFactory;
+    let root = Cli::command();
+    // clap_complete offers hidden commands too: fdlab's own node process is
+    // not one a user types.
+    let mut shown = clap::Command::new("fdlab")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args(root.get_arguments().cloned())
+        .subcommands(root.get_subcommands().filter(|c| !c.is_hide_set()).cloned());
+    let mut buffer = Vec::new();
+    clap_complete::generate(shell, &mut shown, "fdlab", &mut buffer);
+    out::bytes(&buffer);
+    Ok(())
+}
+
+/// `fdlab man`: fdlab(1), with every command's page after it, from the same
+/// definitions as `--help`.
+fn manual() -> Result<(), String> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let mut buffer = Vec::new();
+    clap_mangen::Man::new(command.clone())
+        .render(&mut buffer)
+        .map_err(|e| e.to_string())?;
+    for sub in command.get_subcommands().filter(|c| !c.is_hide_set()) {
+        let name = format!("fdlab-{}", sub.get_name());
+        let page = sub
+            .clone()
+            .display_name(name.clone())
+            .bin_name(name)
+            .version(env!("CARGO_PKG_VERSION"));
+        clap_mangen::Man::new(page)
+            .render(&mut buffer)
+            .map_err(|e| e.to_string())?;
+    }
+    out::bytes(&buffer);
+    Ok(())
 }

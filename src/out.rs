@@ -41,6 +41,19 @@ pub fn line(args: fmt::Arguments<'_>) {
     }
 }
 
+/// Writes `bytes` to standard output as [`line`] writes a line (a
+/// completion script, a manual page).
+pub fn bytes(bytes: &[u8]) {
+    let mut failure = STDOUT_FAILURE.lock().unwrap_or_else(|e| e.into_inner());
+    if failure.is_some() {
+        return;
+    }
+    let mut out = io::stdout().lock();
+    if let Err(e) = out.write_all(bytes).and_then(|()| out.flush()) {
+        *failure = Some(e);
+    }
+}
+
 /// The failure to report after the work is done: none for a closed pipe,
 /// which is the reader's choice (see the module docs).
 pub fn stdout_failure() -> Option<String> {
