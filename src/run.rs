@@ -1,6 +1,6 @@
 //! `fdlab run` (the main job) and `fdlab replay`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
@@ -92,9 +92,11 @@ pub struct ReplayArgs {
     /// (default: its first judge).
     #[arg(long, value_name = "NAME")]
     judge: Option<String>,
-    /// Directory for `trace.csv`, `timeline.svg` and `timeline.html`.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_REPLAY_OUT)]
-    out: PathBuf,
+    /// Directory for `trace.csv`, `timeline.svg` and `timeline.html`
+    /// (default: `replay-out/<scenario>-<seed>[-<judge>]`, one directory per
+    /// replay, so that a replay never replaces another's).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     #[command(flatten)]
     size: SizeArgs,
 }
@@ -305,6 +307,50 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The judge a membership replay runs (an index into the scenario's
+/// judges, and its name), or `None` for a detector scenario.
+fn replay_judge(
+    args: &ReplayArgs,
+    scenario: &ValidScenario,
+) -> Result<Option<(usize, String)>, String> {
+    if !scenario.is_membership() {
+        return Ok(None);
+    }
+    let names = scenario.judge_names();
+    let judge = match &args.judge {
+        None => 0,
+        Some(name) => names.iter().position(|n| n == name).ok_or_else(|| {
+            format!(
+                "--judge {}: {} has no such judge; its judges: {}",
+                fdlab_scenarios::excerpt::excerpt(name),
+                scenario.name,
+                names.join(", ")
+            )
+        })?,
+    };
+    Ok(names.get(judge).map(|name| (judge, name.clone())))
+}
+
+/// `replay-out/<scenario>-<seed>[-<judge>]`: characters other than
+/// letters, digits, `.`, `_` and `-` become `_`.
+fn default_replay_dir(scenario: &str, seed: u64, judge: Option<&str>) -> PathBuf {
+    let mut name = format!("{scenario}-{seed}");
+    if let Some(judge) = judge {
+        name = format!("{name}-{judge}");
+    }
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Path::new(DEFAULT_REPLAY_OUT).join(name)
+}
+
 pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let scenario = resolve(&args.scenario).map_err(|e| e.to_string())?;
     let work = Work {
@@ -319,17 +365,25 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
         std::slice::from_ref(&args.scenario),
         std::slice::from_ref(&scenario),
     );
+    let judge = replay_judge(args, &scenario)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        default_replay_dir(
+            &scenario.name,
+            args.seed,
+            judge.as_ref().map(|j| j.1.as_str()),
+        )
+    });
     let written = [TRACE_CSV, TIMELINE_SVG, TIMELINE_HTML];
-    refuse_in_dir("--out", &args.out, &written, &[], &inputs)?;
-    check_out(&args.out, ReportKind::Replay).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    refuse_in_dir("--out", &out, &written, &[], &inputs)?;
+    check_out(&out, ReportKind::Replay).map_err(|e| format!("{}: {e}", out.display()))?;
     if scenario.is_lockrpc() {
         return Err(format!(
             "{}: a lock-RPC scenario has no monitored pair to replay; `fdlab run` it (docs/lockrpc.md)",
             scenario.name
         ));
     }
-    if scenario.is_membership() {
-        return replay_cluster(args, &scenario);
+    if let Some((judge, _)) = judge {
+        return replay_cluster(args, &scenario, judge, &out);
     }
     if let Some(judge) = &args.judge {
         return Err(format!(
@@ -358,8 +412,8 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
     let series = sampler.finish(outcome.duration);
     let records = records.unwrap_or_default();
     let timeline = Timeline::of_run(&scenario, &outcome, pair, &series);
-    let digest = write_replay(&args.out, &outcome, &records, &timeline)
-        .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let digest = write_replay(&out, &outcome, &records, &timeline)
+        .map_err(|e| format!("{}: {e}", out.display()))?;
     let metrics = scenario_metrics(&ScenarioResult {
         scenario: scenario.name.clone(),
         runs: vec![outcome.clone()],
@@ -369,13 +423,13 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
         "{} trace records, {} simulated events in {wall:.2} s -> {}",
         records.len(),
         outcome.events,
-        args.out.join(TRACE_CSV).display()
+        out.join(TRACE_CSV).display()
     );
     say!(
         "timeline of {} -> {}: {}",
         timeline.monitor,
         timeline.target,
-        args.out.join(TIMELINE_HTML).display()
+        out.join(TIMELINE_HTML).display()
     );
     say!("trace digest (SHA-256 of trace.csv): {digest}");
     Ok(())
@@ -383,43 +437,36 @@ pub fn replay(args: &ReplayArgs) -> Result<(), String> {
 
 /// `fdlab replay` of a membership scenario: one judge's cluster run, its
 /// log (`trace.csv`) and timeline.
-fn replay_cluster(args: &ReplayArgs, scenario: &ValidScenario) -> Result<(), String> {
+fn replay_cluster(
+    args: &ReplayArgs,
+    scenario: &ValidScenario,
+    judge: usize,
+    out: &Path,
+) -> Result<(), String> {
     if args.pair.is_some() {
         return Err(format!(
             "--pair: {} is a membership scenario; choose a judge with --judge instead",
             scenario.name
         ));
     }
-    let names = scenario.judge_names();
-    let judge = match &args.judge {
-        None => 0,
-        Some(name) => names.iter().position(|n| n == name).ok_or_else(|| {
-            format!(
-                "--judge {}: {} has no such judge; its judges: {}",
-                fdlab_scenarios::excerpt::excerpt(name),
-                scenario.name,
-                names.join(", ")
-            )
-        })?,
-    };
     let started = Instant::now();
     let (outcome, log) = membership::run(scenario, args.seed, judge, true);
     let wall = started.elapsed().as_secs_f64();
     let log = log.unwrap_or_default();
-    let digest = write_cluster_replay(&args.out, &outcome, &log)
-        .map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let digest =
+        write_cluster_replay(out, &outcome, &log).map_err(|e| format!("{}: {e}", out.display()))?;
     let report = MembershipReport::new(scenario, std::slice::from_ref(&outcome));
     say!("{}", cluster_terminal_table(&report.metrics));
     say!(
         "{} trace records, {} simulated events in {wall:.2} s -> {}",
         log.len(),
         outcome.events,
-        args.out.join(TRACE_CSV).display()
+        out.join(TRACE_CSV).display()
     );
     say!(
         "timeline of the cluster under `{}`: {}",
         outcome.label,
-        args.out.join(TIMELINE_HTML).display()
+        out.join(TIMELINE_HTML).display()
     );
     say!("trace digest (SHA-256 of trace.csv): {digest}");
     Ok(())
