@@ -273,12 +273,13 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             .and_then(|name| s.detectors.iter().find(|d| d.name == name))
             .map(|d| d.config.kind());
         say!("Next:");
-        for step in v.next_steps(kind) {
+        let scenario = About::of(s);
+        for step in v.next_steps(&scenario.invoked_as, kind) {
             say!("  {step}");
         }
     }
     say!();
-    let about: Vec<About> = pairs.iter().map(|s| About::of(s)).collect();
+    let about: Vec<About> = pairs.iter().map(About::of).collect();
     let report_started = Instant::now();
     write_report_with(
         &args.out,

@@ -174,7 +174,7 @@ fn verdicts(
                 .best_name()
                 .and_then(|name| s.settings.iter().find(|(n, _)| n == name))
                 .and_then(|(_, settings)| kind_of(settings));
-            first = Some(v.next_steps(kind.as_deref()));
+            first = Some(v.next_steps(s.invoked_as, kind.as_deref()));
         }
     }
     for s in membership {

@@ -58,6 +58,8 @@ pub const CHARTS_DIR: &str = "charts";
 pub struct ScenarioReport<'a> {
     pub metrics: &'a ScenarioMetrics,
     pub description: &'a str,
+    /// How a command line names the scenario ([`About::invoked_as`]).
+    pub invoked_as: &'a str,
     /// Every detector's settings, `(name, settings)`.
     pub settings: &'a [(String, String)],
     /// An id for links within `index.html`, unique in the report.
@@ -156,13 +158,16 @@ pub fn palette_of(metrics: &[ScenarioMetrics]) -> Palette {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct About {
     pub description: String,
+    /// How a command line names the scenario: its file as the user gave it,
+    /// or a built-in's name (what "Next:" lines put in their commands).
+    pub invoked_as: String,
     /// `(detector name, "kind = ..., key = value, ...")`, in scenario order.
     pub settings: Vec<(String, String)>,
 }
 
 impl About {
     /// The description and detector settings of `scenario`.
-    pub fn of(scenario: &fdlab_sim::scenario::Scenario) -> About {
+    pub fn of(scenario: &fdlab_sim::valid::ValidScenario) -> About {
         let settings = scenario
             .detectors
             .iter()
@@ -174,6 +179,9 @@ impl About {
             .collect();
         About {
             description: scenario.description.clone(),
+            invoked_as: scenario
+                .origin()
+                .map_or_else(|| scenario.name.clone(), |o| o.file.clone()),
             settings,
         }
     }
@@ -244,6 +252,9 @@ fn write_all_files(
         reports.push(ScenarioReport {
             metrics: m,
             description: about.get(i).map_or("", |a| a.description.as_str()),
+            invoked_as: about
+                .get(i)
+                .map_or(m.scenario.as_str(), |a| a.invoked_as.as_str()),
             settings: about.get(i).map_or(NONE, |a| a.settings.as_slice()),
             cdf: cdf_svg(m, &palette)?,
             tradeoff: tradeoff_svg(m, &palette)?,
@@ -388,6 +399,7 @@ mod tests {
         let metrics = [m, other];
         let about = vec![About {
             description: "a <crash> & more".to_string(),
+            invoked_as: "scenarios/a crash.toml".into(),
             settings: vec![("fixed".into(), "kind = \"fixed-timeout\"".into())],
         }];
         write_report(&a, &metrics, &about, &[]).unwrap();

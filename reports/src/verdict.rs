@@ -216,24 +216,36 @@ impl ScenarioVerdict {
     }
 
     /// Three next steps: replay a seed, tune (the kind `kind`, the pick's
-    /// when known), check.
-    pub fn next_steps(&self, kind: Option<&str>) -> [String; 3] {
+    /// when known), check. `scenario` is how a command line names the
+    /// scenario (its file as given, or a built-in's name), quoted for a
+    /// shell where it must be.
+    pub fn next_steps(&self, scenario: &str, kind: Option<&str>) -> [String; 3] {
+        let scenario = shell_word(scenario);
         let replay = match &self.replay {
             Some((seed, why)) => format!(
-                "fdlab replay {} --seed {seed}    # {why}: every verdict, and a timeline",
-                self.scenario
+                "fdlab replay {scenario} --seed {seed}    # {why}: every verdict, and a timeline"
             ),
-            None => format!("fdlab replay {} --seed 1", self.scenario),
+            None => format!("fdlab replay {scenario} --seed 1"),
         };
         [
             replay,
             format!(
-                "fdlab tune {} --detector {} --max-false-failed-per-hour 0    # the fastest setting with no false Failed, and its evidence",
-                self.scenario,
+                "fdlab tune {scenario} --detector {} --max-false-failed-per-hour 0    # the fastest setting with no false Failed, and its evidence",
                 kind.unwrap_or("phi-accrual")
             ),
             "fdlab check --baseline scenarios/ci-baseline.toml    # gate detection time in CI".into(),
         ]
+    }
+}
+
+/// `word` as one word of a POSIX shell command: as it is when it holds only
+/// characters no shell treats specially, else in single quotes.
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:=,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -307,8 +319,15 @@ mod tests {
         assert_eq!(v.replay.as_ref().unwrap().0, 4);
         let text = v.sentences().join("\n");
         assert!(text.contains("fastest to detect, with no false Failed and nothing missed: `quick` (p99 detection 2 s"), "{text}");
-        assert!(v.next_steps(None)[0].starts_with("fdlab replay t --seed 4"));
-        assert!(v.next_steps(Some("fixed-timeout"))[1].contains("--detector fixed-timeout"));
+        assert!(v.next_steps("t", None)[0].starts_with("fdlab replay t --seed 4"));
+        assert!(v.next_steps("t", Some("fixed-timeout"))[1].contains("--detector fixed-timeout"));
+        let steps = v.next_steps("my dir/it's.toml", None);
+        assert!(
+            steps[0].starts_with("fdlab replay 'my dir/it'\\''s.toml' --seed 4"),
+            "{}",
+            steps[0]
+        );
+        assert_eq!(shell_word("scenarios/x.toml"), "scenarios/x.toml");
     }
 
     #[test]
