@@ -12,8 +12,9 @@
 pub mod cluster;
 pub mod cluster_output;
 pub mod cluster_units;
+mod front_notes;
 pub mod lock;
-pub mod merge;
+mod merge;
 pub mod output;
 pub mod units;
 
@@ -442,6 +443,9 @@ fn print_front(dir: &Path, plan: &PlanFile, results: &[output::PointResult]) -> 
     }
     if front.is_empty() {
         say!("(no point detected at least 99% of its must-detect faults)");
+    }
+    for note in front_notes::notes(plan, results, &front) {
+        say!("{note}");
     }
     say!(
         "wrote {}, {} and {} in {}",
