@@ -302,7 +302,7 @@ pub fn run(args: &TuneArgs, arg: &str, scenario: &ValidScenario) -> Result<ExitC
             report
                 .extend(evidence(&summaries[least], &candidates[least]).map(|l| format!("  {l}")));
             report.push(
-                "  raise the --max-*-per-hour bounds, or hold keys with --set to search elsewhere"
+                "  raise the --max-*-per-hour bounds, or hold one of the keys of the settings below with --set KEY=VALUE to search elsewhere"
                     .into(),
             );
             report.push(String::new());

@@ -248,10 +248,15 @@ pub fn run(args: &TuneArgs) -> Result<ExitCode, String> {
                 points[least].describe()
             ));
             report.extend(render::evidence(&candidates[least], &crashes).map(|l| format!("  {l}")));
-            report.push(
-                "  raise the --max-*-per-hour bounds, or hold keys with --set to search elsewhere"
-                    .into(),
-            );
+            let keys: Vec<&str> = space.axes.iter().map(|a| a.key.as_str()).collect();
+            report.push(if keys.is_empty() {
+                "  raise the --max-*-per-hour bounds, or hold other values with --set KEY=VALUE".into()
+            } else {
+                format!(
+                    "  raise the --max-*-per-hour bounds, or hold one of the searched keys ({}) with --set KEY=VALUE to search elsewhere",
+                    keys.join(", ")
+                )
+            });
             report.push(String::new());
             report.push("its table (does not meet the constraint):".into());
             report.push(snippet(&points[least], kind));
@@ -290,14 +295,41 @@ fn edge_note(space: &SearchSpace, best: &Point) -> Option<String> {
                 End::First => "lowest",
                 End::Last => "highest",
             };
-            format!("{key} = {value} is the {which} value searched")
+            match beyond(value, *end) {
+                Some(next) => format!(
+                    "{key} = {value} is the {which} value searched: try `--set {key}={next}`"
+                ),
+                None => format!("{key} = {value} is the {which} value searched"),
+            }
         })
         .collect();
     Some(format!(
-        "  note: at the edge of the grid ({}): a better setting may lie beyond it; \
-         hold a key there with --set to look",
+        "  note: at the edge of the grid ({}): a better setting may lie beyond it",
         named.join("; ")
     ))
+}
+
+/// A value past `value` at `end` of its axis, to hold with `--set`: half
+/// the lowest, twice the highest (numbers and durations); none past 0 or
+/// for anything else.
+fn beyond(value: &toml::Value, end: End) -> Option<String> {
+    let factor = match end {
+        End::First => 0.5,
+        End::Last => 2.0,
+    };
+    match value {
+        toml::Value::Float(x) if *x > 0.0 => Some(format!("{}", x * factor)),
+        toml::Value::Integer(n) if *n > 0 => {
+            let next = (*n as f64 * factor).round() as i64;
+            (next != *n && next > 0).then(|| next.to_string())
+        }
+        toml::Value::String(text) => {
+            let d: fdlab_protocol::Nanos = text.parse().ok()?;
+            (d.as_nanos() > 0)
+                .then(|| fdlab_protocol::Nanos((d.as_nanos() as f64 * factor) as u64).to_string())
+        }
+        _ => None,
+    }
 }
 
 /// Builds the grid of `kind` at `interval` with `pins` held.
@@ -524,4 +556,28 @@ fn read_trace(path: &Path) -> Result<Vec<Nanos>, String> {
     };
     parse_heartbeat_recording(&name, BufReader::with_capacity(1 << 16, reader))
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_beyond_the_edge_is_half_the_lowest_or_twice_the_highest() {
+        let s = |t: &str| toml::Value::String(t.into());
+        assert_eq!(
+            beyond(&toml::Value::Float(1.0), End::First).as_deref(),
+            Some("0.5")
+        );
+        assert_eq!(
+            beyond(&toml::Value::Integer(3), End::Last).as_deref(),
+            Some("6")
+        );
+        assert_eq!(beyond(&s("1250ms"), End::First).as_deref(), Some("625ms"));
+        assert_eq!(beyond(&s("3s"), End::Last).as_deref(), Some("6s"));
+        // Nothing below zero, nor for a name.
+        assert_eq!(beyond(&s("0s"), End::First), None);
+        assert_eq!(beyond(&toml::Value::Integer(1), End::First), None);
+        assert_eq!(beyond(&s("fast"), End::Last), None);
+    }
 }
