@@ -332,24 +332,14 @@ fn replay_judge(
     Ok(names.get(judge).map(|name| (judge, name.clone())))
 }
 
-/// `replay-out/<scenario>-<seed>[-<judge>]`: characters other than
-/// letters, digits, `.`, `_` and `-` become `_`.
+/// `replay-out/<scenario>-<seed>[-<judge>]`, made safe for a file name as
+/// a report's file stems are ([`fdlab_reports::report::file_stem`]).
 fn default_replay_dir(scenario: &str, seed: u64, judge: Option<&str>) -> PathBuf {
     let mut name = format!("{scenario}-{seed}");
     if let Some(judge) = judge {
         name = format!("{name}-{judge}");
     }
-    let name: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    Path::new(DEFAULT_REPLAY_OUT).join(name)
+    Path::new(DEFAULT_REPLAY_OUT).join(fdlab_reports::report::file_stem(&name, &[]))
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<(), String> {

@@ -14,6 +14,7 @@
 //! - [`supported`]: the scenarios a live run accepts;
 //! - [`parent`]: the node processes, their faults as signals, and what they
 //!   report, collected into the run's outcome;
+//! - [`processes`]: a run's child processes, reaped whatever ends the run;
 //! - [`node`]: one node process (`fdlab live-node`);
 //! - [`wire`]: every line the parent and a node exchange;
 //! - [`links`]: the network faults of a node's datagrams;
@@ -29,6 +30,7 @@ mod links;
 mod memberlist;
 mod node;
 mod parent;
+mod processes;
 mod supported;
 mod traffic;
 mod wire;

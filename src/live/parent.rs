@@ -14,8 +14,7 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -29,6 +28,7 @@ use fdlab_sim::topology::Layout;
 use nix::sys::signal::Signal;
 
 use super::node::NodeArgs;
+use super::processes::{check_bound, on_interrupt, Processes};
 use super::traffic::Traffic;
 use super::wire::{Report, Start};
 
@@ -40,47 +40,11 @@ const GRACE: Duration = Duration::from_secs(5);
 /// (its bound, the run's end) again.
 const TICK: Duration = Duration::from_millis(50);
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
 /// What the parent heard from a node.
 enum Heard {
     Report(Report),
     /// Its standard output closed (the process ended).
     Closed,
-}
-
-/// The node processes; dropping it kills and reaps every one.
-struct Nodes {
-    children: Vec<Child>,
-    stdins: Vec<Option<ChildStdin>>,
-}
-
-impl Nodes {
-    fn pid(&self, node: u32) -> nix::unistd::Pid {
-        let id = self.children[node as usize].id();
-        nix::unistd::Pid::from_raw(i32::try_from(id).unwrap_or(i32::MAX))
-    }
-
-    fn signal(&self, node: u32, signal: Signal) {
-        // A node that is already gone cannot be signalled: nothing to do.
-        let _ = nix::sys::signal::kill(self.pid(node), signal);
-    }
-
-    /// Kills and waits for every node.
-    fn reap(&mut self) {
-        self.stdins.clear();
-        for child in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        self.children.clear();
-    }
-}
-
-impl Drop for Nodes {
-    fn drop(&mut self) {
-        self.reap();
-    }
 }
 
 /// Starts one `fdlab live-node` per node, each with a thread that forwards
@@ -91,12 +55,9 @@ fn spawn(
     scenario: &Scenario,
     n: u32,
     tx: &mpsc::Sender<(u32, Heard)>,
-) -> Result<Nodes, String> {
+) -> Result<Processes, String> {
     let exe = std::env::current_exe().map_err(|e| format!("own executable: {e}"))?;
-    let mut nodes = Nodes {
-        children: Vec::new(),
-        stdins: Vec::new(),
-    };
+    let mut nodes = Processes::default();
     for i in 0..n {
         let mut child = Command::new(&exe)
             .args(NodeArgs::command_line(
@@ -111,8 +72,7 @@ fn spawn(
             .spawn()
             .map_err(|e| format!("starting node {i}: {e}"))?;
         let stdout = child.stdout.take();
-        nodes.stdins.push(child.stdin.take());
-        nodes.children.push(child);
+        nodes.push(child);
         let Some(stdout) = stdout else {
             return Err(format!("node {i}: no standard output"));
         };
@@ -156,7 +116,7 @@ struct Parent<'a> {
     scenario: &'a Scenario,
     layout: &'a Layout,
     schedule: &'a Schedule,
-    nodes: Nodes,
+    nodes: Processes,
     heard: mpsc::Receiver<(u32, Heard)>,
     bound: Duration,
     deadline: Instant,
@@ -175,7 +135,7 @@ pub fn run_nodes(
     let (layout, schedule) = (plan.layout(), plan.schedule());
     let launched = Instant::now();
     let deadline = launched + bound;
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    on_interrupt();
 
     let n = layout.nodes.len() as u32;
     let (tx, rx) = mpsc::channel();
@@ -208,16 +168,7 @@ pub fn run_nodes(
 impl Parent<'_> {
     /// An error once the run is interrupted or past its bound.
     fn check(&self) -> Result<(), String> {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            return Err("interrupted; every node process was killed".into());
-        }
-        if Instant::now() >= self.deadline {
-            return Err(format!(
-                "the live run passed its bound of {:.0} s (--timeout); every node process was killed",
-                self.bound.as_secs_f64()
-            ));
-        }
-        Ok(())
+        check_bound(self.deadline, self.bound, "node")
     }
 
     /// Waits for every node's ports, then sends every node the start line;

@@ -14,16 +14,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fdlab_protocol::Nanos;
 use fdlab_sim::faults::{Action, Schedule};
 use nix::sys::signal::Signal;
-use nix::unistd::Pid;
 
+use super::super::processes::{check_bound, Processes};
 use super::rows::{Event, Row};
 
 /// Time between the cluster's convergence and the run's time zero.
@@ -39,8 +38,6 @@ const CONVERGE_PER_MEMBER: Duration = Duration::from_millis(200);
 /// How long a member may miss others before it is asked to join them.
 const REJOIN_AFTER: Duration = Duration::from_secs(3);
 
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
 /// What one run of the agents produced.
 pub struct RealRun {
     /// Every row after the agents converged, in arrival order per agent;
@@ -50,36 +47,6 @@ pub struct RealRun {
     pub converged_in: Duration,
     /// How late the latest signal went out.
     pub worst_late: Duration,
-}
-
-/// The agents of one run; dropping it kills and reaps every one.
-struct Agents {
-    children: Vec<Child>,
-    stdins: Vec<Option<ChildStdin>>,
-}
-
-impl Agents {
-    fn signal(&self, agent: u32, signal: Signal) {
-        let id = self.children[agent as usize].id();
-        let pid = Pid::from_raw(i32::try_from(id).unwrap_or(i32::MAX));
-        // An agent that is already gone cannot be signalled: nothing to do.
-        let _ = nix::sys::signal::kill(pid, signal);
-    }
-
-    fn reap(&mut self) {
-        self.stdins.clear();
-        for child in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        self.children.clear();
-    }
-}
-
-impl Drop for Agents {
-    fn drop(&mut self) {
-        self.reap();
-    }
 }
 
 /// What a reader thread hands the parent.
@@ -95,11 +62,8 @@ fn spawn(
     names: &[String],
     config: &[String],
     tx: &mpsc::Sender<(u32, Heard)>,
-) -> Result<Agents, String> {
-    let mut agents = Agents {
-        children: Vec::new(),
-        stdins: Vec::new(),
-    };
+) -> Result<Processes, String> {
+    let mut agents = Processes::default();
     let parent = nix::unistd::getpid();
     for (i, name) in names.iter().enumerate() {
         let mut command = Command::new(agent);
@@ -115,8 +79,7 @@ fn spawn(
             .spawn()
             .map_err(|e| format!("starting agent {name} ({}): {e}", agent.display()))?;
         let stdout = child.stdout.take();
-        agents.stdins.push(child.stdin.take());
-        agents.children.push(child);
+        agents.push(child);
         let Some(stdout) = stdout else {
             return Err(format!("agent {name}: no standard output"));
         };
@@ -139,7 +102,7 @@ fn spawn(
 struct Run<'a> {
     names: &'a [String],
     numbers: BTreeMap<&'a str, u32>,
-    agents: Agents,
+    agents: Processes,
     heard: mpsc::Receiver<(u32, Heard)>,
     deadline: Instant,
     bound: Duration,
@@ -220,16 +183,7 @@ fn unix_now() -> Result<i128, String> {
 impl Run<'_> {
     /// An error once the run is interrupted or past its bound.
     fn check(&self) -> Result<(), String> {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            return Err("interrupted; every agent process was killed".into());
-        }
-        if Instant::now() >= self.deadline {
-            return Err(format!(
-                "the live run passed its bound of {:.0} s (--timeout); every agent process was killed",
-                self.bound.as_secs_f64()
-            ));
-        }
-        Ok(())
+        check_bound(self.deadline, self.bound, "agent")
     }
 
     /// Waits up to `wait` for one row and takes it.

@@ -50,7 +50,6 @@ pub struct Line {
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
     crate::stats::median_nearest_rank(&mut v)
 }
 

@@ -21,7 +21,6 @@ mod figures;
 mod rows;
 mod supported;
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use fdlab_protocol::membership::swim::Variant;
@@ -74,7 +73,7 @@ pub fn run(args: &LiveArgs, scenario: ValidScenario) -> Result<(), String> {
     )?;
     check_out(&args.out, ReportKind::Live).map_err(|e| format!("{}: {e}", args.out.display()))?;
     let agent = agent_build::agent()?;
-    let _ = ctrlc::set_handler(|| agents::INTERRUPTED.store(true, Ordering::SeqCst));
+    super::processes::on_interrupt();
 
     let names = scenario.topology.node_names();
     let members = names.len() as u32;
