@@ -47,6 +47,7 @@ pub mod query_csv;
 pub mod replay;
 pub mod report;
 pub mod report_dir;
+pub mod summary;
 pub mod swap_dir;
 pub mod swarm;
 pub mod tables;

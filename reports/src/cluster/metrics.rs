@@ -4,6 +4,7 @@
 
 use fdlab_protocol::Nanos;
 use fdlab_sim::membership::outcome::{ClusterOutcome, Declaration};
+use fdlab_sim::outcome::FaultRecord;
 use fdlab_sim::stats::{mean_nanos, DurationStats};
 
 use super::compare::{compare_judges, JudgeComparison, JudgeRuns};
@@ -135,6 +136,10 @@ pub struct ClusterMetrics {
     /// Every ordered pair of judges (A before B in judge order), paired by
     /// seed ([`super::compare`]).
     pub comparisons: Vec<JudgeComparison>,
+    /// Per seed (in `seeds` order): the run's length and its faults, the
+    /// same for every judge (identical traffic), for the summary to put
+    /// false declarations down to faults.
+    pub faults: Vec<(u64, Nanos, Vec<FaultRecord>)>,
 }
 
 impl ClusterMetrics {
@@ -203,12 +208,20 @@ pub fn cluster_metrics(scenario: &str, outcomes: &[ClusterOutcome]) -> ClusterMe
             })
         })
         .collect();
+    let faults = seeds
+        .iter()
+        .filter_map(|&seed| {
+            let o = outcomes.iter().find(|o| o.seed == seed)?;
+            Some((seed, o.duration, o.faults.clone()))
+        })
+        .collect();
     ClusterMetrics {
         scenario: scenario.to_string(),
         summary,
         seeds,
         declarations,
         comparisons,
+        faults,
     }
 }
 
