@@ -23,6 +23,7 @@ mod lockrpc_runs;
 mod out_paths;
 mod place;
 mod run;
+mod run_console;
 mod simulate;
 mod stats;
 mod swarm;
@@ -39,6 +40,10 @@ mod tune;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// When to colour tables and messages (auto: on a terminal, unless
+    /// NO_COLOR is set).
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = out::ColorWhen::Auto)]
+    color: out::ColorWhen,
 }
 
 #[derive(Subcommand)]
@@ -101,7 +106,22 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    use clap::{CommandFactory, FromArgMatches};
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let when = out::color_in_args(&args);
+    out::set_color(when);
+    let choice = match when {
+        out::ColorWhen::Auto => clap::ColorChoice::Auto,
+        out::ColorWhen::Always => clap::ColorChoice::Always,
+        out::ColorWhen::Never => clap::ColorChoice::Never,
+    };
+    let parsed = Cli::command()
+        .color(choice)
+        .try_get_matches_from(std::env::args_os())
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             return match cli_error::classify(e) {
@@ -117,6 +137,7 @@ fn main() -> ExitCode {
             };
         }
     };
+    out::set_color(cli.color);
     let done = |result: Result<(), String>| result.map(|()| ExitCode::SUCCESS);
     let result = match cli.command {
         None => done(run::run(&run::RunArgs::default())),

@@ -17,8 +17,69 @@
 //! is incomplete.
 
 use std::fmt;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
+
+/// `--color`: when messages and tables carry ANSI colours. Shared by every
+/// command and by fdlab's own error lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// When the stream is a terminal and `NO_COLOR` is not set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// The `--color` choice, as a `ColorWhen` index (set once, at start).
+static COLOR: AtomicU8 = AtomicU8::new(0);
+
+/// Sets the `--color` choice for the rest of the process.
+pub fn set_color(when: ColorWhen) {
+    COLOR.store(when as u8, Ordering::Relaxed);
+}
+
+fn color_for(is_terminal: bool) -> bool {
+    match COLOR.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        // https://no-color.org: any non-empty value turns colour off.
+        _ => is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// Whether standard output gets colours.
+pub fn stdout_color() -> bool {
+    color_for(io::stdout().is_terminal())
+}
+
+/// Whether standard error gets colours.
+pub fn stderr_color() -> bool {
+    color_for(io::stderr().is_terminal())
+}
+
+/// The `--color` choice written on a command line before clap has parsed
+/// it (`--color never`, `--color=always`), so that clap's own help and
+/// fdlab's error about a bad argument follow it too; the last one given
+/// wins, as clap's would.
+pub fn color_in_args(args: &[String]) -> ColorWhen {
+    let mut when = ColorWhen::Auto;
+    for (i, arg) in args.iter().enumerate() {
+        let value = match arg.strip_prefix("--color") {
+            Some("") => args.get(i + 1).map(String::as_str),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        };
+        when = match value {
+            Some("always") => ColorWhen::Always,
+            Some("never") => ColorWhen::Never,
+            Some("auto") => ColorWhen::Auto,
+            _ => when,
+        };
+    }
+    when
+}
 
 /// The first failure to write standard output, if any.
 static STDOUT_FAILURE: Mutex<Option<io::Error>> = Mutex::new(None);
@@ -81,7 +142,11 @@ pub fn error(message: &str) {
         .chars()
         .flat_map(fdlab_scenarios::excerpt::control_escaped)
         .collect();
-    err_line(format_args!("fdlab: error: {one_line}"));
+    if stderr_color() {
+        err_line(format_args!("fdlab: \x1b[1;31merror:\x1b[0m {one_line}"));
+    } else {
+        err_line(format_args!("fdlab: error: {one_line}"));
+    }
 }
 
 /// `println!` that neither panics nor stops the command when standard

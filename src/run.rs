@@ -6,21 +6,15 @@ use std::time::Instant;
 use clap::Args;
 use fdlab_protocol::Nanos;
 use fdlab_reports::charts::timeline::Timeline;
-use fdlab_reports::cluster::{
-    cluster_terminal_table, cluster_verdict, write_cluster_replay, MembershipReport,
-};
-use fdlab_reports::lockrpc::{
-    lockrpc_metrics, lockrpc_terminal_table, lockrpc_verdict, LockrpcMetrics,
-};
+use fdlab_reports::cluster::{cluster_terminal_table, write_cluster_replay, MembershipReport};
+use fdlab_reports::lockrpc::{lockrpc_metrics, LockrpcMetrics};
 use fdlab_reports::metrics::{scenario_metrics, ScenarioResult};
-use fdlab_reports::placement::{
-    placement_metrics, placement_terminal_table, placement_verdict, PlacementReport,
-};
+use fdlab_reports::placement::{placement_metrics, PlacementReport};
 use fdlab_reports::replay::{write_replay, TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
 use fdlab_reports::report::{write_report_with, About, CHARTS_DIR, INDEX_HTML};
 use fdlab_reports::report_dir::{check_out, ReportKind, RUN_REPORT_FILES};
+use fdlab_reports::summary::Summary;
 use fdlab_reports::tables::terminal_table;
-use fdlab_reports::verdict::verdict;
 use fdlab_scenarios::{builtin, resolve};
 use fdlab_sim::engine;
 use fdlab_sim::membership;
@@ -32,6 +26,9 @@ use crate::budget::{self, SizeArgs, Work};
 use crate::cluster_runs::simulate_clusters;
 use crate::lockrpc_runs::simulate_locks;
 use crate::out_paths::{refuse_in_dir, scenario_inputs};
+use crate::run_console::{
+    self, print_lines, print_next, print_summary, print_tables, RunJson, RunView,
+};
 use crate::simulate::{simulate, thread_pool, Simulated};
 
 /// Where reports go unless `--out` says otherwise.
@@ -58,6 +55,21 @@ pub struct RunArgs {
     /// Directory for the reports.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_OUT)]
     out: PathBuf,
+    /// Print every scenario's full tables and verdict (the default when one
+    /// scenario is run; a suite prints one line per scenario).
+    #[arg(short, long, conflicts_with_all = ["quiet", "json"])]
+    verbose: bool,
+    /// Print nothing on standard output; errors still go to standard error.
+    #[arg(short, long, conflicts_with = "json")]
+    quiet: bool,
+    /// Print the decision summary and every scenario's figures as one JSON
+    /// document on standard output instead of text (docs/json.md).
+    #[arg(long)]
+    json: bool,
+    /// Also write `mistakes.csv`, one row per mistake (tens of MB for the
+    /// built-in suite).
+    #[arg(long)]
+    mistakes: bool,
     #[command(flatten)]
     size: SizeArgs,
 }
@@ -71,9 +83,27 @@ impl Default for RunArgs {
             seed: 1,
             jobs: None,
             out: PathBuf::from(DEFAULT_OUT),
+            verbose: false,
+            quiet: false,
+            json: false,
+            mistakes: false,
             size: SizeArgs::default(),
         }
     }
+}
+
+/// How the command line named `scenario`: the argument it came from (a
+/// file's path as given, or a built-in's name), or its name for the suite.
+fn named_as<'a>(
+    args: &'a [String],
+    resolved: &[ValidScenario],
+    scenario: &'a ValidScenario,
+) -> &'a str {
+    resolved
+        .iter()
+        .position(|r| std::ptr::eq(r, scenario) || r.name == scenario.name)
+        .and_then(|i| args.get(i))
+        .map_or(scenario.name.as_str(), String::as_str)
 }
 
 #[derive(Args)]
@@ -176,14 +206,8 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         .map(|(s, r)| lockrpc_metrics(&s.name, r))
         .collect();
     let metrics: Vec<_> = results.iter().map(scenario_metrics).collect();
-    for (scenario, m) in pairs.iter().zip(&metrics) {
-        if !scenario.description.is_empty() {
-            say!("# {}", scenario.description.trim());
-        }
-        say!("{}", terminal_table(m));
-    }
     // A placement scenario's costs, beside its detectors' own figures.
-    let placement: Vec<PlacementReport> = metrics
+    let mut placement: Vec<PlacementReport> = metrics
         .iter()
         .zip(&placements)
         .filter(|(_, p)| !p.is_empty())
@@ -198,9 +222,6 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             }
         })
         .collect();
-    for p in &placement {
-        say!("{}", placement_terminal_table(&p.metrics));
-    }
     let membership: Vec<MembershipReport> = clusters
         .iter()
         .zip(&clustered.results)
@@ -208,7 +229,6 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         .collect();
     // A cluster's clients placing keys by their views: the judges' costs,
     // beside the time each takes to declare a crash.
-    let mut placement = placement;
     for (report, result) in membership.iter().zip(&clustered.results) {
         if result.placements.is_empty() {
             continue;
@@ -223,63 +243,33 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         metrics.by_view = true;
         placement.push(PlacementReport { metrics });
     }
-    for (scenario, report) in clusters.iter().zip(&membership) {
-        if !scenario.description.is_empty() {
-            say!("# {}", scenario.description.trim());
+    let about: Vec<About> = pairs
+        .iter()
+        .map(|s| About::of(s).invoked(named_as(&args.scenarios, &scenarios, s)))
+        .collect();
+    let summary = Summary::of_run(&metrics, &membership, &placement, &lockrpc);
+    let view = RunView {
+        pairs: &pairs,
+        metrics: &metrics,
+        clusters: &clusters,
+        membership: &membership,
+        placement: &placement,
+        locks: &locks,
+        lockrpc: &lockrpc,
+        about: &about,
+    };
+    let text = !args.quiet && !args.json;
+    let width = run_console::width();
+    if text {
+        print_summary(&summary, width);
+        if args.verbose || scenarios.len() == 1 {
+            print_tables(&view);
+        } else {
+            print_lines(&view, width);
         }
-        say!("{}", cluster_terminal_table(&report.metrics));
-        let placed = placement
-            .iter()
-            .find(|p| p.metrics.scenario == scenario.name);
-        if let Some(p) = placed.filter(|_| scenario.is_placement()) {
-            say!("{}", placement_terminal_table(&p.metrics));
-        }
+        print_next(&view, width);
+        say!();
     }
-    for (scenario, m) in locks.iter().zip(&lockrpc) {
-        if !scenario.description.is_empty() {
-            say!("# {}", scenario.description.trim());
-        }
-        say!("{}", lockrpc_terminal_table(m));
-    }
-    say!("Verdict (details: docs/reports.md):");
-    let verdicts: Vec<_> = metrics.iter().map(verdict).collect();
-    for (m, v) in metrics.iter().zip(&verdicts) {
-        say!("  {}:", m.scenario);
-        for line in v.sentences() {
-            say!("    {line}");
-        }
-    }
-    for report in &membership {
-        say!("  {}:", report.metrics.scenario);
-        for line in cluster_verdict(&report.metrics) {
-            say!("    {line}");
-        }
-    }
-    for m in &lockrpc {
-        say!("  {} (lock RPCs):", m.scenario);
-        for line in lockrpc_verdict(m) {
-            say!("    {line}");
-        }
-    }
-    for report in &placement {
-        say!("  {} (key placement):", report.metrics.scenario);
-        for line in placement_verdict(&report.metrics) {
-            say!("    {line}");
-        }
-    }
-    if let (Some(v), Some(s)) = (verdicts.first(), pairs.first()) {
-        let kind = v
-            .best_name()
-            .and_then(|name| s.detectors.iter().find(|d| d.name == name))
-            .map(|d| d.config.kind());
-        say!("Next:");
-        let scenario = About::of(s);
-        for step in v.next_steps(&scenario.invoked_as, kind) {
-            say!("  {step}");
-        }
-    }
-    say!();
-    let about: Vec<About> = pairs.iter().map(About::of).collect();
     let report_started = Instant::now();
     write_report_with(
         &args.out,
@@ -288,6 +278,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         &membership,
         &placement,
         &lockrpc,
+        args.mistakes,
     )
     .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let report_wall = report_started.elapsed().as_secs_f64();
@@ -296,15 +287,18 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         events + clustered.events + locked.events,
         wall + clustered.wall + locked.wall,
     );
-    say!(
-        "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} thread{})",
-        events as f64 / wall.max(1e-9) / 1e6,
-        fdlab_reports::words::plural(threads),
-    );
-    say!(
-        "report written in {report_wall:.2} s: {}",
-        args.out.join(INDEX_HTML).display()
-    );
+    let index = args.out.join(INDEX_HTML);
+    if args.json {
+        return RunJson::new(&view, summary, index.display().to_string()).print();
+    }
+    if text {
+        say!(
+            "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} thread{})",
+            events as f64 / wall.max(1e-9) / 1e6,
+            fdlab_reports::words::plural(threads),
+        );
+        say!("report written in {report_wall:.2} s: {}", index.display());
+    }
     Ok(())
 }
 

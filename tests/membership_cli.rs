@@ -14,6 +14,7 @@ fn run_into(out: &Path, jobs: &str) -> String {
         "run",
         "orleans-crash",
         "orleans-asymmetric-partition",
+        "-v",
         "--seeds",
         "3",
         "--jobs",

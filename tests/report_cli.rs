@@ -37,6 +37,7 @@ fn run_into(out: &Path, jobs: &str) {
     args.extend(SCENARIOS);
     let seeds = SEEDS.to_string();
     args.extend([
+        "--mistakes",
         "--seeds",
         &seeds,
         "--jobs",

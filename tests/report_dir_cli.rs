@@ -57,7 +57,6 @@ fn report_files(scenarios: &[&str]) -> Vec<String> {
         "classes.csv",
         "detections.csv",
         "index.html",
-        "mistakes.csv",
         "report.md",
         "runs.csv",
         "summary.csv",

@@ -45,6 +45,7 @@ fn run_writes_tables_and_the_same_bytes_for_any_jobs() {
     let a = fdlab(&[
         "run",
         scenario.to_str().unwrap(),
+        "--mistakes",
         "--seeds",
         "4",
         "--jobs",
@@ -60,6 +61,7 @@ fn run_writes_tables_and_the_same_bytes_for_any_jobs() {
     let b = fdlab(&[
         "run",
         scenario.to_str().unwrap(),
+        "--mistakes",
         "--seeds",
         "4",
         "--jobs",

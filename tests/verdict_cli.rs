@@ -8,9 +8,21 @@ use common::{fdlab, text};
 fn the_verdict_names_a_detector_or_what_none_managed_for_every_builtin() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let run = fdlab(&["run", "--seeds", "2", "--out", out.to_str().unwrap()]);
+    let run = fdlab(&["run", "--seeds", "2", "-v", "--out", out.to_str().unwrap()]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     let stdout = text(&run.stdout);
+    // The decision summary comes first, a pick in every part.
+    let summary = stdout.split("Verdict").next().unwrap_or_default();
+    for part in [
+        "== Detectors ==",
+        "== Membership judges ==",
+        "== Key placement ==",
+        "== Lock-RPC eviction policies ==",
+    ] {
+        assert!(summary.contains(part), "{part}: {summary}");
+    }
+    assert!(summary.starts_with("== Detectors =="), "{summary}");
+    assert!(summary.matches("> pick `").count() >= 6, "{summary}");
     let verdict = stdout.split("Verdict").nth(1).expect("a verdict section");
     let builtins = fdlab(&["list"]);
     let names: Vec<String> = text(&builtins.stdout)

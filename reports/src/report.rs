@@ -47,7 +47,7 @@ use crate::placement::chart::placement_chart_svg;
 use crate::placement::section::PlacementSection;
 use crate::placement::{write_placement_table, PlacementMetrics, PlacementReport};
 use crate::report_dir::{publish, ReportKind};
-use crate::tables::write_tables;
+use crate::tables::write_tables_with;
 use crate::{html, markdown};
 
 pub const INDEX_HTML: &str = "index.html";
@@ -185,6 +185,13 @@ impl About {
             settings,
         }
     }
+
+    /// This, named on a command line as `arg` (a built-in's name, or a
+    /// file's path as given).
+    pub fn invoked(mut self, arg: &str) -> About {
+        arg.clone_into(&mut self.invoked_as);
+        self
+    }
 }
 
 /// Writes the report of `metrics` (a run's) to `dir`, whole: the directory
@@ -199,10 +206,12 @@ pub fn write_report(
     about: &[About],
     membership: &[MembershipReport],
 ) -> io::Result<()> {
-    write_report_with(dir, metrics, about, membership, &[], &[])
+    write_report_with(dir, metrics, about, membership, &[], &[], true)
 }
 
-/// [`write_report`] with the placement scenarios' sections too.
+/// [`write_report`] with the placement and lock-RPC scenarios' sections
+/// too; `mistakes`: also `mistakes.csv`, one row per mistake (tens of MB for
+/// the built-in suite, so `fdlab run` writes it only when asked).
 pub fn write_report_with(
     dir: &Path,
     metrics: &[ScenarioMetrics],
@@ -210,9 +219,10 @@ pub fn write_report_with(
     membership: &[MembershipReport],
     placement: &[PlacementReport],
     lockrpc: &[LockrpcMetrics],
+    mistakes: bool,
 ) -> io::Result<()> {
     publish(dir, ReportKind::Run, |d| {
-        write_all_files(d, metrics, about, membership, placement, lockrpc)
+        write_all_files(d, metrics, about, membership, placement, lockrpc, mistakes)
     })
 }
 
@@ -225,7 +235,7 @@ pub fn write_report_files(
     about: &[About],
     membership: &[MembershipReport],
 ) -> io::Result<()> {
-    write_all_files(dir, metrics, about, membership, &[], &[])
+    write_all_files(dir, metrics, about, membership, &[], &[], true)
 }
 
 fn write_all_files(
@@ -235,6 +245,7 @@ fn write_all_files(
     membership: &[MembershipReport],
     placement: &[PlacementReport],
     lockrpc: &[LockrpcMetrics],
+    mistakes: bool,
 ) -> io::Result<()> {
     const NONE: &[(String, String)] = &[];
     let mut palette = palette_of(metrics);
@@ -307,7 +318,7 @@ fn write_all_files(
         });
     }
     ensure_dir(dir)?;
-    write_tables(dir, metrics)?;
+    write_tables_with(dir, metrics, mistakes)?;
     if !lockrpc.is_empty() {
         write_lockrpc_table(dir, lockrpc)?;
     }

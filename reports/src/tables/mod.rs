@@ -232,6 +232,16 @@ pub fn write_run_tables(dir: &Path, results: &[ScenarioResult]) -> io::Result<()
 /// Writes the five CSV files of metrics already computed (e.g. also printed
 /// with [`terminal_table`]) into `dir` (created if missing).
 pub fn write_tables(dir: &Path, metrics: &[ScenarioMetrics]) -> io::Result<()> {
+    write_tables_with(dir, metrics, true)
+}
+
+/// [`write_tables`], with `mistakes.csv` only when `mistakes` is set: one
+/// row per mistake is most of a suite's bytes.
+pub fn write_tables_with(
+    dir: &Path,
+    metrics: &[ScenarioMetrics],
+    mistakes: bool,
+) -> io::Result<()> {
     ensure_dir(dir)?;
     let mut summary = Vec::new();
     write_summary(&mut summary, metrics)?;
@@ -245,7 +255,9 @@ pub fn write_tables(dir: &Path, metrics: &[ScenarioMetrics]) -> io::Result<()> {
     write_atomically(&dir.join(DETECTIONS_CSV), |out| {
         write_detections(out, metrics)
     })?;
-    write_atomically(&dir.join(MISTAKES_CSV), |out| write_mistakes(out, metrics))?;
+    if mistakes {
+        write_atomically(&dir.join(MISTAKES_CSV), |out| write_mistakes(out, metrics))?;
+    }
     write_atomically(&dir.join(CLASSES_CSV), |out| write_classes(out, metrics))
 }
 
