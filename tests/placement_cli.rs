@@ -78,10 +78,9 @@ fn a_placement_run_reports_each_distribution_and_the_same_bytes_for_any_jobs() {
     let contents = contents.split("</nav>").next().unwrap();
     assert_eq!(contents.matches("<li>").count(), 1, "{contents}");
     assert!(!html.contains("part:detectors") && html.contains("part:placement"));
-    assert!(
-        html.contains("data-chart=\"placement\""),
-        "no placement chart"
-    );
+    // No false declaration: no chart of points all at 0, a line instead.
+    assert!(!html.contains("data-chart=\"placement\""), "{html}");
+    assert!(html.contains(fdlab_reports::placement::chart::ALL_ZERO));
 }
 
 const PLACEMENT: &str = r#"duration = "1m"

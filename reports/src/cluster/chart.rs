@@ -9,7 +9,8 @@
 //! A scenario with no crash to declare gets the false declaration rates
 //! alone as bars (there is no latency to trade); one with nothing to plot
 //! at all (no crash and no false declaration, or no crash ever declared)
-//! gets a line of text instead of a chart, as the detector charts do.
+//! gets a line of text instead of a chart, as the detector charts do; so
+//! does one with no false declaration ([`ALL_ZERO`]).
 //!
 //! The median is the nearest-rank p50 over every declared crash of every
 //! seed; the rate pools the seeds (false declarations / node-hours up).
@@ -47,6 +48,11 @@ const CAP: u32 = 10;
 pub const QUIET: &str =
     "No crash to declare and no false declaration in any run: nothing to chart.";
 
+/// What the chart says when no judge declared a live silo Dead: every
+/// point at 0 would only repeat the table's times to declaration, on a
+/// chart that looks empty.
+pub const ALL_ZERO: &str = "No false declaration in any run: every judge is at 0 on the chart, so it is not drawn (the times to declaration are in the table).";
+
 /// What the chart says when crashes were never declared.
 pub fn never_declared(crashes: usize) -> String {
     format!("No judge declared any of the {crashes} crashes: no time to declaration to chart.")
@@ -76,6 +82,13 @@ pub fn cluster_chart_svg(m: &ClusterMetrics, palette: &Palette) -> io::Result<Ch
     }
     if crashes > 0 && m.summary.iter().all(|s| s.declare.is_none()) {
         return Ok(Chart::Nothing(never_declared(crashes)));
+    }
+    if crashes > 0
+        && m.summary
+            .iter()
+            .all(|s| s.false_declarations == 0 && s.false_rate_ci.is_none_or(|c| c.high == 0.0))
+    {
+        return Ok(Chart::Nothing(ALL_ZERO.to_string()));
     }
     let points: Vec<Point> = m
         .summary
@@ -286,6 +299,12 @@ mod tests {
         assert_eq!(
             cluster_chart_svg(&undeclared, &palette).unwrap().nothing(),
             Some("No judge declared any of the 4 crashes: no time to declaration to chart.")
+        );
+        // Every crash declared, no live silo declared: nothing but zeros.
+        let truthful = metrics(|o| o.declarations.retain(|d| !d.false_positive));
+        assert_eq!(
+            cluster_chart_svg(&truthful, &palette).unwrap(),
+            Chart::Nothing(ALL_ZERO.into())
         );
         let no_crash = metrics(|o| o.crashes.clear());
         let svg = cluster_chart_svg(&no_crash, &palette).unwrap();

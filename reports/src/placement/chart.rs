@@ -49,6 +49,11 @@ const SPREAD: f64 = 0.008;
 pub const NO_DETECTION: &str =
     "No detector declared a server Failed in any run: no detection time to chart.";
 
+/// What stands in for the chart when no key was lost to a false
+/// declaration: every point at 0 would only repeat the table's detection
+/// times, on a chart that looks empty.
+pub const ALL_ZERO: &str = "No key lost to a false declaration in any run: every point is at 0, so the chart is not drawn (the detection times are in the table).";
+
 fn lost(s: &PlacementSummary) -> f64 {
     s.keys_lost_per_healthy_server_hour().unwrap_or(0.0)
 }
@@ -65,6 +70,9 @@ pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Resul
             return Ok(Chart::Nothing(NO_DETECTION.to_string()));
         }
         return by_false_declarations(m, palette);
+    }
+    if points.iter().all(|p| lost(p.0) == 0.0) {
+        return Ok(Chart::Nothing(ALL_ZERO.to_string()));
     }
     let mut distributions: Vec<&str> = Vec::new();
     for s in &m.summary {
