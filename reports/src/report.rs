@@ -274,18 +274,19 @@ fn write_all_files(
             anchor: stem,
         });
     }
-    for r in placement {
-        for s in &r.metrics.summary {
-            palette.add(&s.distribution);
-        }
-    }
+    // Distributions have colours of their own, never a detector's.
+    let distributions = Palette::for_distributions(
+        placement
+            .iter()
+            .flat_map(|r| r.metrics.summary.iter().map(|s| s.distribution.as_str())),
+    );
     let mut placed = Vec::with_capacity(placement.len());
     for r in placement {
         let stem = file_stem(&format!("{}-placement", r.metrics.scenario), &stems);
         stems.push(stem.clone());
         placed.push(PlacementSection {
             report: r,
-            chart: placement_chart_svg(&r.metrics, &palette)?,
+            chart: placement_chart_svg(&r.metrics, &distributions)?,
             chart_file: format!("{CHARTS_DIR}/{stem}.svg"),
             anchor: stem,
         });

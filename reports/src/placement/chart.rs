@@ -58,7 +58,9 @@ fn lost(s: &PlacementSummary) -> f64 {
     s.keys_lost_per_healthy_server_hour().unwrap_or(0.0)
 }
 
-/// The chart of one placement scenario, or the line that stands in for it.
+/// The chart of one placement scenario, or the line that stands in for it;
+/// `palette` colours the distributions ([`Palette::for_distributions`]),
+/// drawn as squares: a detector is named beside its points instead.
 pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Result<Chart> {
     let points: Vec<(&PlacementSummary, f64)> = m
         .summary
@@ -82,7 +84,7 @@ pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Resul
     }
     let legend: Vec<(String, RGBColor, Marker)> = distributions
         .iter()
-        .map(|d| (d.to_string(), palette.colour(d), Marker::Dot))
+        .map(|d| (d.to_string(), palette.colour(d), Marker::Square))
         .collect();
     let title = format!(
         "{}: cache lost to false declarations against detection time",
@@ -153,11 +155,9 @@ where
             .unwrap_or(0) as f64;
         let x = spread(axis, axis.clamp(*x), (rank - middle) * SPREAD);
         chart
-            .draw_series(std::iter::once(Circle::new(
-                (x, lost(s)),
-                POINT_RADIUS,
-                colour.filled(),
-            )))
+            .draw_series(std::iter::once(
+                EmptyElement::at((x, lost(s))) + Rectangle::new(SQUARE, colour.filled()),
+            ))
             .map_err(chart_error)?;
     }
     // Each detector named once, above its highest point, staggered so that
@@ -190,6 +190,9 @@ where
     }
     Ok(())
 }
+
+/// A distribution's point: a square of side `2 * POINT_RADIUS`, px.
+const SQUARE: [(i32, i32); 2] = [(-POINT_RADIUS, -POINT_RADIUS), (POINT_RADIUS, POINT_RADIUS)];
 
 /// A tick of a count axis: 1.4M, 200k, 35, 0.5.
 fn count_tick(v: f64) -> String {
@@ -240,7 +243,7 @@ fn by_false_declarations(m: &PlacementMetrics, palette: &Palette) -> io::Result<
     }
     let legend: Vec<(String, RGBColor, Marker)> = distributions
         .iter()
-        .map(|d| (d.to_string(), palette.colour(d), Marker::Dot))
+        .map(|d| (d.to_string(), palette.colour(d), Marker::Square))
         .collect();
     let title = format!(
         "{}: cache lost against false declarations (nothing to detect)",
@@ -268,11 +271,10 @@ fn by_false_declarations(m: &PlacementMetrics, palette: &Palette) -> io::Result<
         let mut chart = draw_frame(&plot, x, -y_top * BELOW_ZERO..y_top, &frame, false)?;
         for s in &m.summary {
             chart
-                .draw_series(std::iter::once(Circle::new(
-                    (false_rate(s), lost(s)),
-                    POINT_RADIUS,
-                    palette.colour(&s.distribution).filled(),
-                )))
+                .draw_series(std::iter::once(
+                    EmptyElement::at((false_rate(s), lost(s)))
+                        + Rectangle::new(SQUARE, palette.colour(&s.distribution).filled()),
+                ))
                 .map_err(chart_error)?;
         }
         // Each detector named once, beside its highest point.
