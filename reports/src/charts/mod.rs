@@ -5,7 +5,7 @@
 //! (the trade-off of a sweep), [`timeline`] (one pair of a replay over time),
 //! [`columns`] (a score series reduced to pixel columns for the timeline),
 //! [`score_scale`] (how each detector kind's score is drawn there),
-//! `frame` (a chart's title, axes and gridlines, and the frame every
+//! `labels` (names beside points, nudged apart), `frame` (a chart's title, axes and gridlines, and the frame every
 //! trade-off chart shares) and [`axis`] (time axes: units, ticks, and how
 //! times are written). This module holds what they share: the detector
 //! colours, the sizes of text, and the finishing of the SVG text.
@@ -20,6 +20,7 @@ pub mod axis;
 pub mod cdf;
 pub mod columns;
 pub(crate) mod frame;
+pub(crate) mod labels;
 pub mod score_scale;
 pub mod sweep;
 pub mod timeline;
