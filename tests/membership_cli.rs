@@ -77,7 +77,12 @@ fn a_run_reports_every_judge_and_the_same_bytes_for_any_jobs() {
         .iter()
         .filter(|r| r.starts_with("orleans-asymmetric-partition,"))
         .all(|r| r.contains(",true,")));
-    assert!(one.join("charts/orleans-crash-cluster.svg").exists());
+    // The partition's false declarations are charted; the crash alone, no
+    // false declaration, every judge at 0: a line instead of a chart.
+    assert!(one
+        .join("charts/orleans-asymmetric-partition-cluster.svg")
+        .exists());
+    assert!(!one.join("charts/orleans-crash-cluster.svg").exists());
     // Orleans 10.2 declares the crash in seconds (two refused probes 5 s
     // apart and a failed indirect one), as its source says: 10-15 s after
     // the crash. The model before the versions took 55-58 s.
@@ -96,6 +101,7 @@ fn a_run_reports_every_judge_and_the_same_bytes_for_any_jobs() {
     assert!(stdout.contains("classic (10.2)"), "{stdout}");
     let html = fs::read_to_string(one.join("index.html")).unwrap();
     assert!(html.contains("classic (10.2)"), "no version in the report");
+    assert!(html.contains(fdlab_reports::cluster::chart::ALL_ZERO));
 }
 
 #[test]

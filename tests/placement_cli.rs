@@ -68,10 +68,19 @@ fn a_placement_run_reports_each_distribution_and_the_same_bytes_for_any_jobs() {
         html.contains("placement-crash: key placement"),
         "no placement section"
     );
+    // Listed once, under Placement, with a link to its detectors' section,
+    // which is in the placement part: the page has no detector part.
     assert!(
-        html.contains("data-chart=\"placement\""),
-        "no placement chart"
+        html.contains("<li><a href=\"#placement-crash-placement\">placement-crash</a> <a class=\"also\" href=\"#placement-crash\">detectors</a></li>"),
+        "{html}"
     );
+    let contents = html.split("id=\"page:contents\"").nth(1).unwrap();
+    let contents = contents.split("</nav>").next().unwrap();
+    assert_eq!(contents.matches("<li>").count(), 1, "{contents}");
+    assert!(!html.contains("part:detectors") && html.contains("part:placement"));
+    // No false declaration: no chart of points all at 0, a line instead.
+    assert!(!html.contains("data-chart=\"placement\""), "{html}");
+    assert!(html.contains(fdlab_reports::placement::chart::ALL_ZERO));
 }
 
 const PLACEMENT: &str = r#"duration = "1m"

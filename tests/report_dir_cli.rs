@@ -158,7 +158,10 @@ fn a_300_character_scenario_name_gives_bounded_chart_names_or_one_early_error() 
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(charts.len(), 4, "{charts:?}");
+        // The detection-time charts; the trade-off charts, no false Failed
+        // in any run, are a line each (the longest chart name, the
+        // trade-off's, is bounded in `report::tests` too).
+        assert_eq!(charts.len(), 2, "{charts:?}");
         assert!(charts.iter().all(|c| c.len() <= 255), "{charts:?}");
         let summary = fs::read_to_string(out.join("summary.csv")).unwrap();
         assert!(summary.contains(&long_a) && !summary.contains("crash-mesh"));

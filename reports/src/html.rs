@@ -2,18 +2,31 @@
 //! are inline, the charts are inline SVG, there is no script and no URL, so it
 //! opens the same in any browser, offline, mailed or archived as an artefact.
 //!
+//! A page one can move through ([`crate::html_nav`]): a bar fixed at the top
+//! of the window links the parts of the page and the top; the contents list
+//! each scenario once, under its part (detectors; membership; placement;
+//! lock RPCs); each scenario's section folds under its heading (`<details>`,
+//! no script); tables scroll sideways in their own box with the names'
+//! column in view ([`crate::html_table`]). A caller may put sections of its
+//! own at the head of the page ([`render_with_lead`], [`LeadSection`]).
+//!
 //! One section per scenario: what it simulates, the detailed table (every §5
 //! figure with its sample counts and 95% intervals), and its two charts side
-//! by side (or, for a chart with nothing to plot, one line saying so). Detector names carry their chart colour in the tables.
-//! Then one "Cluster membership" section per membership scenario
-//! ([`crate::cluster::section`]); a report of membership scenarios alone
-//! has a verdict section too: its judges' ([`crate::cluster::verdict`]).
+//! by side (or, for a chart with nothing to plot, one line saying so).
+//! Detector names carry their chart colour in the tables. Then one "Cluster
+//! membership" section per membership scenario ([`crate::cluster::section`]),
+//! and the key placement and lock-RPC sections; a report of membership
+//! scenarios alone has a verdict section too: its judges'
+//! ([`crate::cluster::verdict`]).
 
 use std::fmt::Write as _;
 
 use crate::charts::{inline_svg, xml_escape, Chart, Palette};
 use crate::cluster::section::{html_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
+pub use crate::html_nav::LeadSection;
+use crate::html_nav::{contents, nav_bar, part_heading, Entry, Part, TOP, VERDICT};
+pub(crate) use crate::html_table::table;
 use crate::lockrpc::section::LockrpcSection;
 use crate::placement::section::PlacementSection;
 use crate::report::ScenarioReport;
@@ -21,17 +34,33 @@ use crate::verdict::verdict;
 use crate::words::plural;
 
 const STYLE: &str = "
-body { font-family: sans-serif; margin: 24px 32px; color: #222; max-width: 1500px; }
-h1 { font-size: 26px; margin: 0 0 4px; }
+html { scroll-padding-top: 56px; }
+body { font-family: sans-serif; margin: 0 32px 24px; color: #222; max-width: 1500px; }
+h1 { font-size: 26px; margin: 16px 0 4px; }
 h2 { font-size: 21px; margin: 36px 0 4px; padding-top: 12px; border-top: 1px solid #ccc; }
+h2.part { font-size: 24px; margin: 48px 0 0; padding: 10px 12px; border: 0; background: #2f3e4e; color: #fff; border-radius: 3px; }
 p.meta, p.description { margin: 2px 0 10px; color: #444; }
-nav { columns: 3; font-size: 14px; margin: 12px 0; }
-nav a { display: block; padding: 1px 0; color: #0050a0; }
-table { border-collapse: collapse; font-size: 13.5px; margin: 8px 0 12px; }
-th, td { padding: 4px 8px; border-bottom: 1px solid #e2e2e2; text-align: right; white-space: nowrap; }
-th { background: #f4f4f4; font-weight: 600; border-bottom: 2px solid #ccc; white-space: normal; vertical-align: bottom; }
-div.table { overflow-x: auto; }
+nav.bar { position: sticky; top: 0; z-index: 10; background: #fff; border-bottom: 1px solid #ccc; padding: 8px 0; font-size: 14.5px; display: flex; flex-wrap: wrap; gap: 4px 18px; }
+nav.bar a { color: #0050a0; text-decoration: none; }
+nav.bar a:hover { text-decoration: underline; }
+nav.bar a.home { font-weight: 600; color: #222; }
+nav.bar a.top { margin-left: auto; }
+nav.contents { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 4px 24px; font-size: 14px; margin: 12px 0; }
+nav.contents h3 { font-size: 15px; margin: 8px 0 2px; }
+nav.contents ul { margin: 0; padding-left: 18px; }
+nav.contents li { padding: 1px 0; }
+nav.contents a { color: #0050a0; }
+nav.contents a.also { font-size: 12.5px; color: #557; }
+nav.contents span.count { color: #777; font-weight: normal; }
+section > details > summary.fold { cursor: pointer; list-style-position: outside; margin-left: 18px; }
+section > details > summary.fold h2 { display: inline-block; margin-top: 28px; border-top: 0; }
+section > details[open] > summary.fold { border-top: 1px solid #ccc; }
+table { border-collapse: separate; border-spacing: 0; font-size: 13.5px; margin: 8px 0 12px; }
+th, td { padding: 4px 6px; border-bottom: 1px solid #e2e2e2; text-align: right; white-space: nowrap; background: #fff; }
+th { background: #f4f4f4; font-weight: 600; border-bottom: 2px solid #ccc; vertical-align: bottom; line-height: 1.25; }
+div.table { overflow-x: auto; max-width: 100%; }
 td:first-child, th:first-child { text-align: left; }
+div.table td:first-child, div.table thead tr:first-child th:first-child { position: sticky; left: 0; z-index: 1; border-right: 1px solid #ddd; }
 tr:hover td { background: #fafae8; }
 .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
@@ -46,12 +75,29 @@ dl.legend dd { margin: 0; color: #555; }
 section.verdict li { margin: 4px 0; font-size: 14.5px; }
 pre.next { background: #f6f6f6; padding: 8px 12px; font-size: 13px; overflow-x: auto; }
 details summary { cursor: pointer; color: #0050a0; font-size: 14px; }
+section > details > summary.fold { color: #222; font-size: 21px; }
 p.warn { color: #b00; font-weight: 600; }
 ";
 
-/// The whole page: the detector scenarios' sections (after the verdict on
-/// them), then the membership scenarios' ([`crate::cluster::section`]).
+/// The whole page, with no lead section: [`render_with_lead`].
 pub fn render(
+    scenarios: &[ScenarioReport<'_>],
+    membership: &[ClusterSection<'_>],
+    placement: &[PlacementSection<'_>],
+    lockrpc: &[LockrpcSection<'_>],
+    palette: &Palette,
+) -> String {
+    render_with_lead(&[], scenarios, membership, placement, lockrpc, palette)
+}
+
+/// The whole page: the navigation bar, the title, the `lead` sections in
+/// the order given (each linked from the bar: see [`LeadSection`]), the
+/// contents, the verdict, then the parts ([`page_parts`]): the detector
+/// scenarios' sections, the membership scenarios'
+/// ([`crate::cluster::section`]), the placement scenarios' (each with its
+/// detectors' or judges' section), the lock-RPC scenarios'.
+pub fn render_with_lead(
+    lead: &[LeadSection<'_>],
     scenarios: &[ScenarioReport<'_>],
     membership: &[ClusterSection<'_>],
     placement: &[PlacementSection<'_>],
@@ -85,68 +131,196 @@ pub fn render(
         (true, true) if !lockrpc.is_empty() => "Every figure pools all seeds of a policy",
         _ => "Every figure pools all monitored pairs and seeds of a scenario (in cluster membership sections, all seeds of a judge)",
     };
+    let has_verdict = !scenarios.is_empty() || !membership.is_empty();
+    let (parts, order) = page_parts(scenarios, membership, placement, lockrpc);
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-<title>fdlab report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-<h1>fdlab report</h1>\n<p class=\"meta\">{count} scenario{}, {runs} simulated run{} (fdlab {}). \
+<title>fdlab report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+    );
+    nav_bar(&mut out, lead, has_verdict, &parts);
+    let _ = write!(
+        out,
+        "<h1 id=\"{TOP}\">fdlab report</h1>\n<p class=\"meta\">{count} scenario{}, {runs} simulated run{} (fdlab {}). \
 {pooled}; the CSV files next to this page hold them unrounded.</p>\n",
         plural(count),
         plural(runs),
         env!("CARGO_PKG_VERSION"),
     );
-    out.push_str("<nav>\n");
-    for s in scenarios {
+    for l in lead {
         let _ = writeln!(
             out,
-            "<a href=\"#{}\">{}</a>",
-            xml_escape(&s.anchor),
-            xml_escape(&s.metrics.scenario)
+            "<section id=\"{}\" class=\"lead\">\n<h2>{}</h2>\n{}\n</section>",
+            xml_escape(l.id),
+            xml_escape(l.title),
+            l.html
         );
     }
-    for s in membership {
-        let _ = writeln!(
-            out,
-            "<a href=\"#{}\">{}: cluster membership</a>",
-            xml_escape(&s.anchor),
-            xml_escape(&s.report.metrics.scenario)
-        );
-    }
-    for s in placement {
-        let _ = writeln!(
-            out,
-            "<a href=\"#{}\">{}: key placement</a>",
-            xml_escape(&s.anchor),
-            xml_escape(&s.report.metrics.scenario)
-        );
-    }
-    for s in lockrpc {
-        let _ = writeln!(
-            out,
-            "<a href=\"#{}\">{}: lock RPCs</a>",
-            xml_escape(&s.anchor),
-            xml_escape(&s.metrics.scenario)
-        );
-    }
-    out.push_str("</nav>\n");
-    if !scenarios.is_empty() || !membership.is_empty() {
+    contents(&mut out, &parts);
+    if has_verdict {
         verdicts(&mut out, scenarios, membership, placement);
     }
-    for (i, s) in scenarios.iter().enumerate() {
-        section(&mut out, s, palette, i == 0);
-    }
-    for (i, s) in membership.iter().enumerate() {
-        html_section(&mut out, s, palette, i == 0);
-    }
-    for (i, s) in placement.iter().enumerate() {
-        crate::placement::section::html_section(&mut out, s, palette, i == 0);
-    }
-    for (i, s) in lockrpc.iter().enumerate() {
-        crate::lockrpc::section::html_section(&mut out, s, palette, i == 0);
+    // The key of a kind's table goes with its first table on the page.
+    let (mut detectors, mut members, mut placed, mut locks) = (true, true, true, true);
+    for (part, sections) in parts.iter().zip(&order) {
+        if sections.is_empty() {
+            continue;
+        }
+        part_heading(&mut out, part);
+        for &shown in sections {
+            match shown {
+                Shown::Detectors(i) => {
+                    section(&mut out, &scenarios[i], palette, detectors);
+                    detectors = false;
+                }
+                Shown::Membership(i) => {
+                    html_section(&mut out, &membership[i], palette, members);
+                    members = false;
+                }
+                Shown::Placement(i) => {
+                    crate::placement::section::html_section(
+                        &mut out,
+                        &placement[i],
+                        palette,
+                        placed,
+                    );
+                    placed = false;
+                }
+                Shown::Lockrpc(i) => {
+                    crate::lockrpc::section::html_section(&mut out, &lockrpc[i], palette, locks);
+                    locks = false;
+                }
+            }
+        }
     }
     out.push_str("</body>\n</html>\n");
     out
+}
+
+/// A section of the page: which kind, and its index in its list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shown {
+    Detectors(usize),
+    Membership(usize),
+    Placement(usize),
+    Lockrpc(usize),
+}
+
+/// The page's parts and, for each, its sections in page order. A
+/// placement scenario's detectors' (or membership) section, the one of
+/// the same name, goes in the placement part after its placement section,
+/// and is listed with it in the contents; every other section is in its
+/// own kind's part, in the order given.
+fn page_parts(
+    scenarios: &[ScenarioReport<'_>],
+    membership: &[ClusterSection<'_>],
+    placement: &[PlacementSection<'_>],
+    lockrpc: &[LockrpcSection<'_>],
+) -> (Vec<Part>, Vec<Vec<Shown>>) {
+    let mut taken_detectors = vec![false; scenarios.len()];
+    let mut taken_membership = vec![false; membership.len()];
+    let mut placed = Vec::new();
+    let mut placed_entries = Vec::new();
+    for (i, p) in placement.iter().enumerate() {
+        let name = &p.report.metrics.scenario;
+        let mut entry = Entry {
+            anchor: p.anchor.clone(),
+            name: name.clone(),
+            also: Vec::new(),
+        };
+        placed.push(Shown::Placement(i));
+        if let Some(d) = (0..scenarios.len())
+            .find(|&d| !taken_detectors[d] && &scenarios[d].metrics.scenario == name)
+        {
+            taken_detectors[d] = true;
+            placed.push(Shown::Detectors(d));
+            entry.also.push((scenarios[d].anchor.clone(), "detectors"));
+        }
+        if let Some(c) = (0..membership.len())
+            .find(|&c| !taken_membership[c] && &membership[c].report.metrics.scenario == name)
+        {
+            taken_membership[c] = true;
+            placed.push(Shown::Membership(c));
+            entry
+                .also
+                .push((membership[c].anchor.clone(), "membership"));
+        }
+        placed_entries.push(entry);
+    }
+    let single = |anchor: &str, name: &str| Entry {
+        anchor: anchor.to_string(),
+        name: name.to_string(),
+        also: Vec::new(),
+    };
+    let detectors: Vec<usize> = (0..scenarios.len())
+        .filter(|&d| !taken_detectors[d])
+        .collect();
+    let members: Vec<usize> = (0..membership.len())
+        .filter(|&c| !taken_membership[c])
+        .collect();
+    let parts = vec![
+        Part {
+            id: "part:detectors",
+            title: "Detectors",
+            entries: detectors
+                .iter()
+                .map(|&d| single(&scenarios[d].anchor, &scenarios[d].metrics.scenario))
+                .collect(),
+        },
+        Part {
+            id: "part:membership",
+            title: "Membership",
+            entries: members
+                .iter()
+                .map(|&c| {
+                    single(
+                        &membership[c].anchor,
+                        &membership[c].report.metrics.scenario,
+                    )
+                })
+                .collect(),
+        },
+        Part {
+            id: "part:placement",
+            title: "Placement",
+            entries: placed_entries,
+        },
+        Part {
+            id: "part:lockrpc",
+            title: "Lock RPCs",
+            entries: lockrpc
+                .iter()
+                .map(|l| single(&l.anchor, &l.metrics.scenario))
+                .collect(),
+        },
+    ];
+    let order = vec![
+        detectors.into_iter().map(Shown::Detectors).collect(),
+        members.into_iter().map(Shown::Membership).collect(),
+        placed,
+        (0..lockrpc.len()).map(Shown::Lockrpc).collect(),
+    ];
+    (parts, order)
+}
+
+/// Opens a scenario's section, which folds: its heading is the handle
+/// (a reader folds a scenario read, or all but one, with no script).
+/// `class` tells the kind (`cluster`, `placement`, `lockrpc`; none for a
+/// detector scenario). Close it with [`close_section`].
+pub(crate) fn open_section(out: &mut String, anchor: &str, class: Option<&str>, title: &str) {
+    let class = class.map_or(String::new(), |c| format!(" class=\"{c}\""));
+    let _ = writeln!(
+        out,
+        "<section id=\"{}\"{class}>\n<details open>\n<summary class=\"fold\"><h2>{}</h2></summary>",
+        xml_escape(anchor),
+        xml_escape(title)
+    );
+}
+
+/// Closes a section of [`open_section`].
+pub(crate) fn close_section(out: &mut String) {
+    out.push_str("</details>\n</section>\n");
 }
 
 /// The verdict on every scenario ([`crate::verdict`]; a membership
@@ -157,7 +331,10 @@ fn verdicts(
     membership: &[ClusterSection<'_>],
     placement: &[PlacementSection<'_>],
 ) {
-    out.push_str("<section class=\"verdict\">\n<h2>Verdict</h2>\n<ul>\n");
+    let _ = write!(
+        out,
+        "<section class=\"verdict\" id=\"{VERDICT}\">\n<h2>Verdict</h2>\n<ul>\n"
+    );
     let mut first = None;
     for s in scenarios {
         let v = verdict(s.metrics);
@@ -233,38 +410,6 @@ fn code_spans(text: &str) -> String {
     out
 }
 
-/// A table: a header row, then rows whose first cell is a detector's (or
-/// judge's) name (shown with its chart colour).
-pub(crate) fn table(
-    out: &mut String,
-    headers: &[&str],
-    rows: impl Iterator<Item = Vec<String>>,
-    palette: &Palette,
-) {
-    out.push_str("<div class=\"table\"><table>\n<thead><tr>");
-    for h in headers {
-        let _ = write!(out, "<th>{}</th>", xml_escape(h));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for row in rows {
-        out.push_str("<tr>");
-        for (i, cell) in row.iter().enumerate() {
-            if i == 0 {
-                let _ = write!(
-                    out,
-                    "<td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
-                    palette.css(cell),
-                    xml_escape(cell)
-                );
-            } else {
-                let _ = write!(out, "<td>{}</td>", xml_escape(cell));
-            }
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody>\n</table></div>\n");
-}
-
 /// The key of the tables' terms, shown next to the first table.
 fn glossary(out: &mut String) {
     key(out, "How to read the table", &KEY);
@@ -308,12 +453,7 @@ pub(crate) fn legend(out: &mut String, settings: &[(String, String)], palette: &
 
 fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette, first: bool) {
     let m = s.metrics;
-    let _ = writeln!(
-        out,
-        "<section id=\"{}\">\n<h2>{}</h2>",
-        xml_escape(&s.anchor),
-        xml_escape(&m.scenario)
-    );
+    open_section(out, &s.anchor, None, &m.scenario);
     if !s.description.trim().is_empty() {
         let _ = writeln!(
             out,
@@ -360,7 +500,7 @@ fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette, first: b
     for line in s.nothing_lines() {
         let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
     }
-    out.push_str("</section>\n");
+    close_section(out);
 }
 
 /// A section's chart inline, or the line that stands in for it.

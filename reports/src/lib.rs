@@ -38,6 +38,8 @@ pub mod cluster;
 pub mod detail_table;
 pub mod gate;
 pub mod html;
+mod html_nav;
+mod html_table;
 pub mod lockrpc;
 pub mod markdown;
 pub mod metrics;

@@ -285,18 +285,19 @@ fn write_all_files(
             anchor: stem,
         });
     }
-    for r in placement {
-        for s in &r.metrics.summary {
-            palette.add(&s.distribution);
-        }
-    }
+    // Distributions have colours of their own, never a detector's.
+    let distributions = Palette::for_distributions(
+        placement
+            .iter()
+            .flat_map(|r| r.metrics.summary.iter().map(|s| s.distribution.as_str())),
+    );
     let mut placed = Vec::with_capacity(placement.len());
     for r in placement {
         let stem = file_stem(&format!("{}-placement", r.metrics.scenario), &stems);
         stems.push(stem.clone());
         placed.push(PlacementSection {
             report: r,
-            chart: placement_chart_svg(&r.metrics, &palette)?,
+            chart: placement_chart_svg(&r.metrics, &distributions)?,
             chart_file: format!("{CHARTS_DIR}/{stem}.svg"),
             anchor: stem,
         });
@@ -431,9 +432,7 @@ mod tests {
             [
                 ".fdlab-report",
                 "charts/crash-2-cdf.svg",
-                "charts/crash-2-tradeoff.svg",
                 "charts/crash-cdf.svg",
-                "charts/crash-tradeoff.svg",
                 "classes.csv",
                 "detections.csv",
                 "index.html",
@@ -446,19 +445,18 @@ mod tests {
         );
         let html = std::fs::read_to_string(a.join(INDEX_HTML)).unwrap();
         assert_eq!(html.matches("<svg data-chart=\"cdf\"").count(), 2);
-        assert_eq!(html.matches("<svg data-chart=\"tradeoff\"").count(), 2);
+        // No false Failed in either: no trade-off chart, a line instead.
+        assert_eq!(html.matches("<svg data-chart=\"tradeoff\"").count(), 0);
+        let line = format!(
+            "<p class=\"no-chart\">{}</p>",
+            crate::charts::tradeoff::ALL_ZERO
+        );
+        assert_eq!(html.matches(&line).count(), 2, "{html}");
         assert!(html.contains("a &lt;crash&gt; &amp; more"));
         assert!(!html.contains("http") && !html.contains("<script"));
         // The same detector has the same colour in both scenarios' charts.
         let cdf = std::fs::read_to_string(a.join("charts/crash-cdf.svg")).unwrap();
         assert!(cdf.contains("#0072B2") || cdf.contains("#0072b2"), "{cdf}");
-        // The trade-off chart plots false Failed, not all mistakes.
-        let tradeoff = std::fs::read_to_string(a.join("charts/crash-tradeoff.svg")).unwrap();
-        assert!(
-            tradeoff.contains("false Failed per pair-hour"),
-            "{tradeoff}"
-        );
-        assert!(!tradeoff.contains("mistakes"), "{tradeoff}");
         let md = std::fs::read_to_string(a.join(REPORT_MD)).unwrap();
         assert!(md.contains("](charts/crash-cdf.svg)"));
         assert!(md.contains("| fixed | 2.000 s |"));

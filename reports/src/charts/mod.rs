@@ -5,7 +5,7 @@
 //! (the trade-off of a sweep), [`timeline`] (one pair of a replay over time),
 //! [`columns`] (a score series reduced to pixel columns for the timeline),
 //! [`score_scale`] (how each detector kind's score is drawn there),
-//! `frame` (a chart's title, axes and gridlines, and the frame every
+//! `labels` (names beside points, nudged apart), `frame` (a chart's title, axes and gridlines, and the frame every
 //! trade-off chart shares) and [`axis`] (time axes: units, ticks, and how
 //! times are written). This module holds what they share: the detector
 //! colours, the sizes of text, and the finishing of the SVG text.
@@ -20,6 +20,7 @@ pub mod axis;
 pub mod cdf;
 pub mod columns;
 pub(crate) mod frame;
+pub(crate) mod labels;
 pub mod score_scale;
 pub mod sweep;
 pub mod timeline;
@@ -54,9 +55,36 @@ pub const PALETTE: [RGBColor; 10] = [
     RGBColor(100, 60, 160),  // violet
 ];
 
-/// One colour per detector name, the same in every chart of a report.
+/// Colours for key distributions (the placement charts), in order of first
+/// appearance: Paul Tol's muted scheme (colour-blind safe; its olive left
+/// out, a detector colour). Softer tones than [`PALETTE`], and drawn as
+/// squares, so that a distribution is not read as a detector.
+pub const DISTRIBUTION_PALETTE: [RGBColor; 8] = [
+    RGBColor(51, 34, 136),   // indigo
+    RGBColor(136, 204, 238), // cyan
+    RGBColor(68, 170, 153),  // teal
+    RGBColor(204, 102, 119), // rose
+    RGBColor(17, 119, 51),   // green
+    RGBColor(221, 204, 119), // sand
+    RGBColor(136, 34, 85),   // wine
+    RGBColor(170, 68, 153),  // purple
+];
+
+/// Which colours a [`Palette`] hands out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Scheme {
+    /// Detectors, judges and policies: [`PALETTE`].
+    #[default]
+    Detectors,
+    /// Key distributions: [`DISTRIBUTION_PALETTE`].
+    Distributions,
+}
+
+/// One colour per detector name, the same in every chart of a report (or,
+/// [`Palette::for_distributions`], one per key distribution).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Palette {
+    scheme: Scheme,
     names: Vec<String>,
     /// `(label, name)`: a label drawn in its name's colour (a judge shown
     /// with its Orleans version, `classic (10.2)`, is `classic`'s colour).
@@ -71,6 +99,14 @@ impl Palette {
         for name in names {
             palette.add(name);
         }
+        palette
+    }
+
+    /// The colours of key distributions, in order of first appearance,
+    /// from [`DISTRIBUTION_PALETTE`]: never a detector's.
+    pub fn for_distributions<'a>(names: impl IntoIterator<Item = &'a str>) -> Palette {
+        let mut palette = Palette::new(names);
+        palette.scheme = Scheme::Distributions;
         palette
     }
 
@@ -102,7 +138,11 @@ impl Palette {
             .iter()
             .position(|n| n == name)
             .unwrap_or(self.names.len());
-        PALETTE[index % PALETTE.len()]
+        let colours: &[RGBColor] = match self.scheme {
+            Scheme::Detectors => &PALETTE,
+            Scheme::Distributions => &DISTRIBUTION_PALETTE,
+        };
+        colours[index % colours.len()]
     }
 
     /// The colour as CSS `#rrggbb`, for legends in HTML.
@@ -140,6 +180,8 @@ pub enum Marker {
     Dot,
     /// An empty ring (a detector not plotted).
     Ring,
+    /// A filled square (a key distribution).
+    Square,
 }
 
 /// Height of a legend of `entries` below a chart, px.
@@ -170,6 +212,10 @@ pub(crate) fn draw_legend(
             )),
             Marker::Dot => area.draw(&Circle::new((x + 11, y), 6, colour.filled())),
             Marker::Ring => area.draw(&Circle::new((x + 11, y), 6, colour.stroke_width(2))),
+            Marker::Square => area.draw(&Rectangle::new(
+                [(x + 5, y - 6), (x + 17, y + 6)],
+                colour.filled(),
+            )),
         }
         .map_err(chart_error)?;
         area.draw(&Text::new(
@@ -312,6 +358,16 @@ mod tests {
         let many: Vec<String> = (0..12).map(|i| format!("d{i}")).collect();
         let p = Palette::new(many.iter().map(String::as_str));
         assert_eq!(p.colour("d10"), PALETTE[0]);
+    }
+
+    #[test]
+    fn distributions_have_colours_no_detector_has() {
+        let d = Palette::for_distributions(["ketama", "rendezvous", "ketama"]);
+        assert_eq!(d.colour("ketama"), DISTRIBUTION_PALETTE[0]);
+        assert_eq!(d.colour("rendezvous"), DISTRIBUTION_PALETTE[1]);
+        for c in DISTRIBUTION_PALETTE {
+            assert!(!PALETTE.contains(&c), "{c:?} is a detector's colour");
+        }
     }
 
     #[test]

@@ -88,10 +88,16 @@ pub fn fmt_rate(v: f64) -> String {
 /// What the trade-off chart says when no detector detected anything.
 pub const NO_P99: &str = "No detector detected a fault: no p99 detection time to chart.";
 
+/// What the trade-off chart says when every detector detected and none
+/// made a false Failed: a row of points along 0 would only repeat the p99
+/// column of the table, on a chart that looks empty.
+pub const ALL_ZERO: &str = "No false Failed in any run: every detector is at 0 on the trade-off chart, so it is not drawn (the p99 detection times are in the table).";
+
 /// The trade-off chart of one scenario as SVG text, tagged
-/// `data-chart="tradeoff"`; or, with no point to plot (nothing detected)
-/// or only bars of zero (nothing to detect, no mistake), the line that says
-/// so.
+/// `data-chart="tradeoff"`; or, with no point to plot (nothing detected),
+/// only bars of zero (nothing to detect, no mistake) or only points at 0
+/// (no false Failed, whose interval is 0 too: [`ALL_ZERO`]), the line that
+/// says so.
 pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<Chart> {
     let windows: usize = m.summary.iter().map(|s| s.detect_windows).sum();
     if windows == 0 && m.summary.iter().all(|s| rate_of(s) == 0.0) {
@@ -99,6 +105,12 @@ pub fn tradeoff_svg(m: &ScenarioMetrics, palette: &Palette) -> std::io::Result<C
     }
     if windows > 0 && m.summary.iter().all(|s| s.failed.is_none()) {
         return Ok(Chart::Nothing(NO_P99.to_string()));
+    }
+    let zero = |s: &DetectorSummary| {
+        rate_of(s) == 0.0 && s.false_failed_rate_ci.is_none_or(|c| c.high == 0.0)
+    };
+    if windows > 0 && m.summary.iter().all(zero) {
+        return Ok(Chart::Nothing(ALL_ZERO.to_string()));
     }
     let mut svg = String::new();
     let title;
@@ -328,4 +340,28 @@ pub(crate) fn rate_bars(
             .map_err(chart_error)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::scenario_metrics;
+    use crate::metrics::tests::two_seeds;
+
+    #[test]
+    fn points_all_at_zero_are_a_line_and_one_false_failed_a_chart() {
+        let mut m = scenario_metrics(&two_seeds());
+        let palette = Palette::new(m.summary.iter().map(|s| s.detector.as_str()));
+        assert!(m.summary.iter().all(|s| s.false_failed == 0));
+        assert_eq!(
+            tradeoff_svg(&m, &palette).unwrap(),
+            Chart::Nothing(ALL_ZERO.into())
+        );
+        m.summary[0].false_failed = 1;
+        let chart = tradeoff_svg(&m, &palette).unwrap();
+        let svg = chart.svg().expect("a false Failed is something to chart");
+        // It plots false Failed, not all mistakes.
+        assert!(svg.contains("false Failed per pair-hour"), "{svg}");
+        assert!(!svg.contains("mistakes"), "{svg}");
+    }
 }

@@ -9,7 +9,8 @@
 //! A scenario with no crash to declare gets the false declaration rates
 //! alone as bars (there is no latency to trade); one with nothing to plot
 //! at all (no crash and no false declaration, or no crash ever declared)
-//! gets a line of text instead of a chart, as the detector charts do.
+//! gets a line of text instead of a chart, as the detector charts do; so
+//! does one with no false declaration ([`ALL_ZERO`]).
 //!
 //! The median is the nearest-rank p50 over every declared crash of every
 //! seed; the rate pools the seeds (false declarations / node-hours up).
@@ -23,6 +24,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::metrics::{ClusterMetrics, JudgeSummary};
 use crate::charts::frame::{tradeoff_frame, TradeoffAxes};
+use crate::charts::labels::{place, Label};
 use crate::charts::tradeoff::{fmt_rate, rate_bars, rate_tick, rate_top, RateBar};
 use crate::charts::{
     chart_error, draw_legend, finish_svg, fmt_seconds, legend_height, log_coord, Chart, Marker,
@@ -41,11 +43,19 @@ const AXES: TradeoffAxes = TradeoffAxes {
     all_zero: "no false declaration in any run: every point is at 0",
 };
 const POINT_RADIUS: i32 = 6;
+/// Height of a point's name, px: [`LEGEND_SIZE`] as the SVG backend
+/// writes it (size / 1.24).
+const NAME_PX: f64 = LEGEND_SIZE / 1.24;
 const CAP: u32 = 10;
 
 /// What the chart says with no crash and no false declaration.
 pub const QUIET: &str =
     "No crash to declare and no false declaration in any run: nothing to chart.";
+
+/// What the chart says when no judge declared a live silo Dead: every
+/// point at 0 would only repeat the table's times to declaration, on a
+/// chart that looks empty.
+pub const ALL_ZERO: &str = "No false declaration in any run: every judge is at 0 on the chart, so it is not drawn (the times to declaration are in the table).";
 
 /// What the chart says when crashes were never declared.
 pub fn never_declared(crashes: usize) -> String {
@@ -76,6 +86,13 @@ pub fn cluster_chart_svg(m: &ClusterMetrics, palette: &Palette) -> io::Result<Ch
     }
     if crashes > 0 && m.summary.iter().all(|s| s.declare.is_none()) {
         return Ok(Chart::Nothing(never_declared(crashes)));
+    }
+    if crashes > 0
+        && m.summary
+            .iter()
+            .all(|s| s.false_declarations == 0 && s.false_rate_ci.is_none_or(|c| c.high == 0.0))
+    {
+        return Ok(Chart::Nothing(ALL_ZERO.to_string()));
     }
     let points: Vec<Point> = m
         .summary
@@ -177,20 +194,52 @@ where
                 )))
                 .map_err(chart_error)?;
         }
-        // The name beside the point, on the side with room for it.
-        let (side, dx) = if share_of(axis, x) > 0.75 {
-            (HPos::Right, -(POINT_RADIUS + 3))
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                (x, p.rate),
+                POINT_RADIUS,
+                colour.filled(),
+            )))
+            .map_err(chart_error)?;
+    }
+    // Each name beside its point, on the side with room for it, nudged up
+    // where names of close points would overlap.
+    let names: Vec<Label> = points
+        .iter()
+        .map(|p| {
+            let x = axis.clamp(p.median);
+            let (px, py) = chart.backend_coord(&(x, p.rate));
+            let left = share_of(axis, x) > 0.75;
+            let dx = if left {
+                -(POINT_RADIUS + 3)
+            } else {
+                POINT_RADIUS + 3
+            };
+            Label {
+                x: f64::from(px + dx),
+                y: f64::from(py - POINT_RADIUS),
+                chars: p.judge.chars().count(),
+                size: NAME_PX,
+                ends_at_x: left,
+            }
+        })
+        .collect();
+    for ((p, name), y) in points.iter().zip(&names).zip(place(&names)) {
+        let colour = palette.colour(&p.judge);
+        let side = if name.ends_at_x {
+            HPos::Right
         } else {
-            (HPos::Left, POINT_RADIUS + 3)
+            HPos::Left
         };
         let label = TextStyle::from((FONT, LEGEND_SIZE))
             .color(&colour)
             .pos(Pos::new(side, VPos::Bottom));
+        let (px, py) = chart.backend_coord(&(axis.clamp(p.median), p.rate));
+        let offset = (name.x as i32 - px, y as i32 - py);
         chart
             .draw_series(std::iter::once(
-                EmptyElement::at((x, p.rate))
-                    + Circle::new((0, 0), POINT_RADIUS, colour.filled())
-                    + Text::new(p.judge.clone(), (dx, -POINT_RADIUS), label),
+                EmptyElement::at((axis.clamp(p.median), p.rate))
+                    + Text::new(p.judge.clone(), offset, label),
             ))
             .map_err(chart_error)?;
     }
@@ -269,6 +318,30 @@ mod tests {
     }
 
     #[test]
+    fn names_of_points_at_the_same_place_do_not_overlap() {
+        // Both judges declare at 20 s with the same false declarations.
+        let m = metrics(|o| {
+            let at = o.crashes[0].at;
+            o.crashes[0].declared = Some(at + super::super::fixture::secs(20.0));
+        });
+        let mut m = m;
+        let same = m.summary[0].clone();
+        m.summary[1].declare = same.declare;
+        m.summary[1].false_declarations = same.false_declarations;
+        m.summary[1].false_rate_ci = same.false_rate_ci;
+        m.summary[1].node_time = same.node_time;
+        let svg = cluster_chart_svg(&m, &Palette::new(["classic", "phi"])).unwrap();
+        let svg = svg.svg().unwrap();
+        let y_of = |name: &str| -> f64 {
+            let end = svg.find(&format!(">\n{name}\n</text>")).unwrap();
+            let open = svg[..end].rfind("<text").unwrap();
+            let y = svg[open..end].split("y=\"").nth(1).unwrap();
+            y.split('"').next().unwrap().parse().unwrap()
+        };
+        assert!((y_of("classic") - y_of("phi")).abs() >= NAME_PX, "{svg}");
+    }
+
+    #[test]
     fn nothing_to_plot_is_a_line_and_no_crash_gives_bars() {
         let palette = Palette::default();
         let quiet = metrics(|o| {
@@ -286,6 +359,12 @@ mod tests {
         assert_eq!(
             cluster_chart_svg(&undeclared, &palette).unwrap().nothing(),
             Some("No judge declared any of the 4 crashes: no time to declaration to chart.")
+        );
+        // Every crash declared, no live silo declared: nothing but zeros.
+        let truthful = metrics(|o| o.declarations.retain(|d| !d.false_positive));
+        assert_eq!(
+            cluster_chart_svg(&truthful, &palette).unwrap(),
+            Chart::Nothing(ALL_ZERO.into())
         );
         let no_crash = metrics(|o| o.crashes.clear());
         let svg = cluster_chart_svg(&no_crash, &palette).unwrap();

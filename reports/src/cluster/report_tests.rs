@@ -140,11 +140,15 @@ fn a_report_of_membership_scenarios_alone() {
         "no detector to suggest a next step for"
     );
     assert!(html.contains("<h2>membership-mixed: cluster membership</h2>"));
-    assert!(html.contains("<a href=\"#membership-mixed\">membership-mixed: cluster membership</a>"));
+    // Listed once in the contents, under its part, which the bar links.
+    assert!(html.contains("<li><a href=\"#membership-mixed\">membership-mixed</a></li>"));
+    assert!(html.contains("<a href=\"#part:membership\">Membership</a>"));
     assert!(html.contains("A crash, a long pause, a table outage &amp; a partition."));
     assert!(html.contains("How to read the cluster table"));
     assert!(html.contains("<svg data-chart=\"cluster\""));
-    assert!(html.contains("<td>20.000 s [20.000, 20.000]</td>"));
+    // Times in seconds: the unit in the header, once.
+    assert!(html.contains("<th>mean<br>[95% CI] (s)</th>"), "{html}");
+    assert!(html.contains("<td>20.000 [20.000, 20.000]</td>"), "{html}");
     assert!(html.contains("<code>kind = &quot;phi-accrual&quot;, threshold = 8.0</code>"));
     assert!(!html.contains("http") && !html.contains("<script"));
     let md = std::fs::read_to_string(out.join(REPORT_MD)).unwrap();

@@ -219,12 +219,8 @@ fn violations(r: &MembershipReport) -> Option<String> {
 /// The section in `index.html`.
 pub fn html_section(out: &mut String, s: &ClusterSection<'_>, palette: &Palette, first: bool) {
     let r = s.report;
-    let _ = writeln!(
-        out,
-        "<section id=\"{}\" class=\"cluster\">\n<h2>{}: cluster membership</h2>",
-        xml_escape(&s.anchor),
-        xml_escape(&r.metrics.scenario)
-    );
+    let title = format!("{}: cluster membership", r.metrics.scenario);
+    html::open_section(out, &s.anchor, Some("cluster"), &title);
     if !r.about.description.trim().is_empty() {
         let _ = writeln!(
             out,
@@ -249,7 +245,7 @@ pub fn html_section(out: &mut String, s: &ClusterSection<'_>, palette: &Palette,
         html::key(out, "How to read the cluster table", &KEY);
     }
     html::chart(out, &s.chart);
-    out.push_str("</section>\n");
+    html::close_section(out);
 }
 
 /// The section in `report.md`.

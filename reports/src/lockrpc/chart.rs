@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::metrics::{LockrpcMetrics, LockrpcSummary};
+use crate::charts::labels::{place, Label};
 use crate::charts::{xml_escape, Chart, Palette};
 
 /// The chart's kind, as tagged in the SVG (`data-chart="lockrpc"`).
@@ -20,6 +21,8 @@ const RIGHT: f64 = 170.0;
 const TOP: f64 = 50.0;
 const BOTTOM: f64 = 60.0;
 const TICKS: usize = 5;
+/// Font size of a point's name, px.
+const NAME_SIZE: f64 = 11.0;
 
 /// What stands in for the chart when no policy ran.
 pub const NOTHING: &str = "No policy ran: nothing to chart.";
@@ -93,12 +96,10 @@ pub fn lockrpc_chart_svg(m: &LockrpcMetrics, palette: &Palette) -> Chart {
         let _ = writeln!(svg, "<line x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/><text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text>", TOP + ph, TOP + ph + 16.0, fmt(i));
         i += x_step;
     }
-    let mut ticks = vec![0.0];
-    ticks.extend((0..=decades as i32).map(|k| 10f64.powi(k)));
-    for j in ticks
-        .into_iter()
-        .filter(|&v| (1.0 + v).log10() <= decades + 1e-9)
-    {
+    // Powers of ten only: a log axis has no 0 (a policy with no eviction
+    // lies on the bottom edge, as the axis name says).
+    let ticks = (0..=decades as i32).map(|k| 10f64.powi(k));
+    for j in ticks.filter(|&v| (1.0 + v).log10() <= decades + 1e-9) {
         let y = py(j);
         let _ = writeln!(svg, "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"end\">{}</text>", LEFT + pw, LEFT - 6.0, y + 4.0, fmt(j));
     }
@@ -112,9 +113,10 @@ pub fn lockrpc_chart_svg(m: &LockrpcMetrics, palette: &Palette) -> Chart {
     );
     let _ = writeln!(
         svg,
-        "<text transform=\"translate(20 {:.1}) rotate(-90)\" font-size=\"13\" text-anchor=\"middle\">evictions of live peers per hour (log scale)</text>",
+        "<text transform=\"translate(20 {:.1}) rotate(-90)\" font-size=\"13\" text-anchor=\"middle\">evictions of live peers per hour (log scale; none: bottom edge)</text>",
         TOP + ph / 2.0
     );
+    let mut names: Vec<Label> = Vec::with_capacity(m.summary.len());
     for (k, s) in m.summary.iter().enumerate() {
         let c = palette.colour(&s.policy);
         let (x, y) = (px(xs[k]), py(ys[k]));
@@ -126,23 +128,15 @@ pub fn lockrpc_chart_svg(m: &LockrpcMetrics, palette: &Palette) -> Chart {
             xs[k],
             ys[k]
         );
-        // Points at the same place are named, one name per line.
-        let same = (0..k)
-            .filter(|&o| (px(xs[o]) - x).abs() < 1.0 && (py(ys[o]) - y).abs() < 1.0)
-            .count();
         // Names of points in the right half go to their left.
-        let (dx, anchor) = if x > LEFT + pw / 2.0 {
-            (-9.0, "end")
-        } else {
-            (9.0, "start")
-        };
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"#333\" text-anchor=\"{anchor}\">{}</text>",
-            x + dx,
-            y - 8.0 - 13.0 * same as f64,
-            xml_escape(&s.policy)
-        );
+        let right = x > LEFT + pw / 2.0;
+        names.push(Label {
+            x: if right { x - 9.0 } else { x + 9.0 },
+            y: y - 8.0,
+            chars: s.policy.chars().count(),
+            size: NAME_SIZE,
+            ends_at_x: right,
+        });
         let ly = TOP + 16.0 + 20.0 * k as f64;
         let _ = writeln!(
             svg,
@@ -152,6 +146,16 @@ pub fn lockrpc_chart_svg(m: &LockrpcMetrics, palette: &Palette) -> Chart {
             c.0, c.1, c.2,
             LEFT + pw + 32.0,
             ly,
+            xml_escape(&s.policy)
+        );
+    }
+    // The names, nudged apart where points are close.
+    for ((name, s), y) in names.iter().zip(&m.summary).zip(place(&names)) {
+        let anchor = if name.ends_at_x { "end" } else { "start" };
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{y:.1}\" font-size=\"{NAME_SIZE}\" fill=\"#333\" text-anchor=\"{anchor}\">{}</text>",
+            name.x,
             xml_escape(&s.policy)
         );
     }
@@ -166,5 +170,80 @@ fn fmt(v: f64) -> String {
         format!("{v:.1}").trim_end_matches(".0").to_string()
     } else {
         format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fdlab_protocol::Nanos;
+
+    use super::*;
+    use crate::lockrpc::metrics::LockrpcSummary;
+
+    /// Three policies with no live-peer eviction and p99s within a
+    /// millisecond of each other: the slow-peer scenario's crowd.
+    fn crowd() -> LockrpcMetrics {
+        let policy = |name: &str, p99_us: u64| LockrpcSummary {
+            policy: name.into(),
+            latency_p99: Some(Nanos(p99_us * 1_000)),
+            run_time: Nanos(60_000_000_000),
+            ..LockrpcSummary::default()
+        };
+        LockrpcMetrics {
+            scenario: "crowd".into(),
+            servers: 4,
+            clients: 8,
+            seeds: 1,
+            summary: vec![
+                policy("rustfs", 8_400),
+                policy("rustfs-breaker", 8_300),
+                policy("dsync", 9_000),
+            ],
+        }
+    }
+
+    /// The `(y, text)` of every tick label of the y axis.
+    fn y_ticks(svg: &str) -> Vec<String> {
+        svg.lines()
+            .filter(|l| l.contains("text-anchor=\"end\">") && l.contains("<line"))
+            .map(|l| {
+                l.rsplit("\">")
+                    .next()
+                    .unwrap()
+                    .trim_end_matches("</text>")
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_log_axis_has_no_zero_and_close_names_do_not_overlap() {
+        let chart = lockrpc_chart_svg(&crowd(), &Palette::default());
+        let svg = chart.svg().unwrap();
+        let ticks = y_ticks(svg);
+        assert_eq!(ticks, ["1"], "{svg}");
+        // The three names: one line apart, none on another.
+        let names: Vec<f64> = ["rustfs", "rustfs-breaker", "dsync"]
+            .iter()
+            .map(|n| {
+                let line = svg
+                    .lines()
+                    .find(|l| l.contains("fill=\"#333\"") && l.ends_with(&format!(">{n}</text>")))
+                    .unwrap_or_else(|| panic!("{n} not named: {svg}"));
+                let y = line
+                    .split("y=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap();
+                y.parse().unwrap()
+            })
+            .collect();
+        for (i, a) in names.iter().enumerate() {
+            for b in &names[i + 1..] {
+                assert!((a - b).abs() >= NAME_SIZE, "{names:?}");
+            }
+        }
     }
 }

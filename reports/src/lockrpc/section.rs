@@ -84,12 +84,8 @@ fn meta(m: &LockrpcMetrics) -> String {
 /// The section in `index.html`.
 pub fn html_section(out: &mut String, s: &LockrpcSection<'_>, palette: &Palette, first: bool) {
     let m = s.metrics;
-    let _ = writeln!(
-        out,
-        "<section id=\"{}\" class=\"lockrpc\">\n<h2>{}: lock RPCs</h2>",
-        xml_escape(&s.anchor),
-        xml_escape(&m.scenario)
-    );
+    let title = format!("{}: lock RPCs", m.scenario);
+    html::open_section(out, &s.anchor, Some("lockrpc"), &title);
     let _ = writeln!(out, "<p class=\"meta\">{}</p>", xml_escape(&meta(m)));
     html::table(out, &CONSOLE_HEADER, m.summary.iter().map(cells), palette);
     rustfs_html_table(out, m, palette);
@@ -102,7 +98,7 @@ pub fn html_section(out: &mut String, s: &LockrpcSection<'_>, palette: &Palette,
         html::key(out, "How to read the lock-RPC tables", &KEY);
     }
     html::chart(out, &s.chart);
-    out.push_str("</section>\n");
+    html::close_section(out);
 }
 
 /// "RustFS lock metrics" in `index.html`: the metrics' names over their

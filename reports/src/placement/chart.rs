@@ -49,11 +49,18 @@ const SPREAD: f64 = 0.008;
 pub const NO_DETECTION: &str =
     "No detector declared a server Failed in any run: no detection time to chart.";
 
+/// What stands in for the chart when no key was lost to a false
+/// declaration: every point at 0 would only repeat the table's detection
+/// times, on a chart that looks empty.
+pub const ALL_ZERO: &str = "No key lost to a false declaration in any run: every point is at 0, so the chart is not drawn (the detection times are in the table).";
+
 fn lost(s: &PlacementSummary) -> f64 {
     s.keys_lost_per_healthy_server_hour().unwrap_or(0.0)
 }
 
-/// The chart of one placement scenario, or the line that stands in for it.
+/// The chart of one placement scenario, or the line that stands in for it;
+/// `palette` colours the distributions ([`Palette::for_distributions`]),
+/// drawn as squares: a detector is named beside its points instead.
 pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Result<Chart> {
     let points: Vec<(&PlacementSummary, f64)> = m
         .summary
@@ -66,6 +73,9 @@ pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Resul
         }
         return by_false_declarations(m, palette);
     }
+    if points.iter().all(|p| lost(p.0) == 0.0) {
+        return Ok(Chart::Nothing(ALL_ZERO.to_string()));
+    }
     let mut distributions: Vec<&str> = Vec::new();
     for s in &m.summary {
         if !distributions.contains(&s.distribution.as_str()) {
@@ -74,7 +84,7 @@ pub fn placement_chart_svg(m: &PlacementMetrics, palette: &Palette) -> io::Resul
     }
     let legend: Vec<(String, RGBColor, Marker)> = distributions
         .iter()
-        .map(|d| (d.to_string(), palette.colour(d), Marker::Dot))
+        .map(|d| (d.to_string(), palette.colour(d), Marker::Square))
         .collect();
     let title = format!(
         "{}: cache lost to false declarations against detection time",
@@ -145,11 +155,9 @@ where
             .unwrap_or(0) as f64;
         let x = spread(axis, axis.clamp(*x), (rank - middle) * SPREAD);
         chart
-            .draw_series(std::iter::once(Circle::new(
-                (x, lost(s)),
-                POINT_RADIUS,
-                colour.filled(),
-            )))
+            .draw_series(std::iter::once(
+                EmptyElement::at((x, lost(s))) + Rectangle::new(SQUARE, colour.filled()),
+            ))
             .map_err(chart_error)?;
     }
     // Each detector named once, above its highest point, staggered so that
@@ -182,6 +190,9 @@ where
     }
     Ok(())
 }
+
+/// A distribution's point: a square of side `2 * POINT_RADIUS`, px.
+const SQUARE: [(i32, i32); 2] = [(-POINT_RADIUS, -POINT_RADIUS), (POINT_RADIUS, POINT_RADIUS)];
 
 /// A tick of a count axis: 1.4M, 200k, 35, 0.5.
 fn count_tick(v: f64) -> String {
@@ -232,7 +243,7 @@ fn by_false_declarations(m: &PlacementMetrics, palette: &Palette) -> io::Result<
     }
     let legend: Vec<(String, RGBColor, Marker)> = distributions
         .iter()
-        .map(|d| (d.to_string(), palette.colour(d), Marker::Dot))
+        .map(|d| (d.to_string(), palette.colour(d), Marker::Square))
         .collect();
     let title = format!(
         "{}: cache lost against false declarations (nothing to detect)",
@@ -260,11 +271,10 @@ fn by_false_declarations(m: &PlacementMetrics, palette: &Palette) -> io::Result<
         let mut chart = draw_frame(&plot, x, -y_top * BELOW_ZERO..y_top, &frame, false)?;
         for s in &m.summary {
             chart
-                .draw_series(std::iter::once(Circle::new(
-                    (false_rate(s), lost(s)),
-                    POINT_RADIUS,
-                    palette.colour(&s.distribution).filled(),
-                )))
+                .draw_series(std::iter::once(
+                    EmptyElement::at((false_rate(s), lost(s)))
+                        + Rectangle::new(SQUARE, palette.colour(&s.distribution).filled()),
+                ))
                 .map_err(chart_error)?;
         }
         // Each detector named once, beside its highest point.

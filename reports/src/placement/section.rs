@@ -136,12 +136,8 @@ fn meta(r: &PlacementReport) -> String {
 /// The section in `index.html`.
 pub fn html_section(out: &mut String, s: &PlacementSection<'_>, palette: &Palette, first: bool) {
     let r = s.report;
-    let _ = writeln!(
-        out,
-        "<section id=\"{}\" class=\"placement\">\n<h2>{}: key placement</h2>",
-        xml_escape(&s.anchor),
-        xml_escape(&r.metrics.scenario)
-    );
+    let title = format!("{}: key placement", r.metrics.scenario);
+    html::open_section(out, &s.anchor, Some("placement"), &title);
     let _ = writeln!(out, "<p class=\"meta\">{}</p>", xml_escape(&meta(r)));
     html::table(
         out,
@@ -153,7 +149,7 @@ pub fn html_section(out: &mut String, s: &PlacementSection<'_>, palette: &Palett
         html::key(out, "How to read the placement table", &KEY);
     }
     html::chart(out, &s.chart);
-    out.push_str("</section>\n");
+    html::close_section(out);
 }
 
 /// The section in `report.md`.
