@@ -46,6 +46,18 @@ pub fn render(
     placement: &[PlacementSection<'_>],
     lockrpc: &[LockrpcSection<'_>],
 ) -> String {
+    render_with_lead("", scenarios, membership, placement, lockrpc)
+}
+
+/// [`render`], with `lead` (Markdown: the decision summary) right after the
+/// title.
+pub fn render_with_lead(
+    lead: &str,
+    scenarios: &[ScenarioReport<'_>],
+    membership: &[ClusterSection<'_>],
+    placement: &[PlacementSection<'_>],
+    lockrpc: &[LockrpcSection<'_>],
+) -> String {
     let mut out = String::new();
     let runs: usize = scenarios
         .iter()
@@ -79,6 +91,7 @@ pub fn render(
         scenarios.len() + membership.len() + lockrpc.len(),
         env!("CARGO_PKG_VERSION")
     );
+    out.push_str(lead);
     for s in scenarios {
         let m = s.metrics;
         let _ = writeln!(out, "## {}\n", cell(&m.scenario));

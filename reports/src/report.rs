@@ -47,6 +47,9 @@ use crate::placement::chart::placement_chart_svg;
 use crate::placement::section::PlacementSection;
 use crate::placement::{write_placement_table, PlacementMetrics, PlacementReport};
 use crate::report_dir::{publish, ReportKind};
+use crate::summary::html::render as summary_html;
+use crate::summary::markdown::render as summary_markdown;
+use crate::summary::Summary;
 use crate::tables::write_tables_with;
 use crate::{html, markdown};
 
@@ -357,13 +360,29 @@ fn write_all_files(
     for (svg, file) in drawn_clusters {
         write_file(&dir.join(file), svg.as_bytes())?;
     }
-    write_file(
-        &dir.join(REPORT_MD),
-        markdown::render(&reports, &clusters, &placed, &locks).as_bytes(),
-    )?;
+    // The decision summary leads both documents, from the same values the
+    // console prints.
+    let summary = Summary::of_run(metrics, membership, placement, lockrpc);
+    let lead_md = if summary.parts.is_empty() {
+        String::new()
+    } else {
+        summary_markdown(&summary)
+    };
+    let md = markdown::render_with_lead(&lead_md, &reports, &clusters, &placed, &locks);
+    write_file(&dir.join(REPORT_MD), md.as_bytes())?;
+    let summary_html = summary_html(&summary, &palette);
+    let lead: Vec<html::LeadSection<'_>> = if summary.parts.is_empty() {
+        Vec::new()
+    } else {
+        vec![html::LeadSection {
+            id: "summary",
+            title: "Decision summary",
+            html: &summary_html,
+        }]
+    };
     write_file(
         &dir.join(INDEX_HTML),
-        html::render(&reports, &clusters, &placed, &locks, &palette).as_bytes(),
+        html::render_with_lead(&lead, &reports, &clusters, &placed, &locks, &palette).as_bytes(),
     )
 }
 

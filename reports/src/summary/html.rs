@@ -11,16 +11,16 @@ use crate::charts::{xml_escape, Palette};
 
 /// The summary's own styles, added to the page's.
 pub const STYLE: &str = "
-section.summary table td.pass { color: #0a6b2a; }
-section.summary table td.partial { color: #8a5a00; }
-section.summary table td.fail { color: #b00020; font-weight: 600; }
-section.summary table td.pass::before { content: '✓ '; }
-section.summary table td.partial::before { content: '~ '; }
-section.summary table td.fail::before { content: '✗ '; }
-section.summary th span.unit { display: block; font-weight: 400; color: #555; font-size: 12px; }
-section.summary p.on { margin: 10px 0 2px; color: #444; font-size: 14px; }
-section.summary ul.pick li { margin: 3px 0; font-size: 14.5px; }
-section.summary ul.pick li:first-child { font-weight: 600; }
+div.summary table td.pass { color: #0a6b2a; }
+div.summary table td.partial { color: #8a5a00; }
+div.summary table td.fail { color: #b00020; font-weight: 600; }
+div.summary table td.pass::before { content: '✓ '; }
+div.summary table td.partial::before { content: '~ '; }
+div.summary table td.fail::before { content: '✗ '; }
+div.summary th span.unit { display: block; font-weight: 400; color: #555; font-size: 12px; }
+div.summary p.on { margin: 10px 0 2px; color: #444; font-size: 14px; }
+div.summary ul.pick li { margin: 3px 0; font-size: 14.5px; }
+div.summary ul.pick li:first-child { font-weight: 600; }
 ";
 
 /// `` `name` `` as `<code>name</code>`, the rest escaped.
@@ -36,12 +36,11 @@ fn inline_code(text: &str) -> String {
     out
 }
 
-/// The section, with id `summary`; each part's group tables with id
+/// The body of the page's summary section, its styles first; each part's heading has the id
 /// `summary-<part>`. Detectors and judges carry their colours from
 /// `palette`; distributions and policies have none there.
 pub fn render(summary: &Summary, palette: &Palette) -> String {
-    let mut out =
-        String::from("<section class=\"summary\" id=\"summary\">\n<h2>Decision summary</h2>\n");
+    let mut out = format!("<style>{STYLE}</style>\n<div class=\"summary\">\n");
     out.push_str("<p class=\"meta\">Per part, candidates compared on the scenarios they all ran: the fault classes each passes (✓), passes in part (~) or fails (✗), then its figures pooled over those runs, and the pick with what it trades. The rule behind the pick: docs/reports.md.</p>\n");
     for part in &summary.parts {
         let coloured = matches!(part.id.as_str(), "detectors" | "membership");
@@ -96,6 +95,6 @@ pub fn render(summary: &Summary, palette: &Palette) -> String {
             out.push_str("</ul>\n");
         }
     }
-    out.push_str("</section>\n");
+    out.push_str("</div>\n");
     out
 }
