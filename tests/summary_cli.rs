@@ -171,15 +171,22 @@ fn a_suite_fits_in_120_columns_and_writes_no_per_mistake_rows_unless_asked() {
     // The page and report.md lead with the same summary.
     let page = std::fs::read_to_string(dir.path().join("out/index.html")).unwrap();
     let summary = page.find("id=\"summary\"").expect("a summary section");
-    let first_scenario = page.find("id=\"crash-mesh\"").expect("crash-mesh's section");
+    let first_scenario = page
+        .find("id=\"crash-mesh\"")
+        .expect("crash-mesh's section");
     assert!(summary < first_scenario);
     assert!(page.contains("<a href=\"#summary\">Decision summary</a>"));
     let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
-    let md_summary = md.find("## Decision summary").expect("a summary in report.md");
+    let md_summary = md
+        .find("## Decision summary")
+        .expect("a summary in report.md");
     assert!(md_summary < md.find("## crash-mesh").unwrap());
     for pick in stdout.lines().filter(|l| l.starts_with("> pick `")) {
         let name = pick.split('`').nth(1).unwrap();
-        assert!(md.contains(&format!("- pick `{name}`")), "{name} not picked in report.md");
+        assert!(
+            md.contains(&format!("- pick `{name}`")),
+            "{name} not picked in report.md"
+        );
     }
     let (verbose, _) = run(
         dir.path(),

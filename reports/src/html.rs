@@ -21,15 +21,15 @@
 
 use std::fmt::Write as _;
 
-use crate::charts::{inline_svg, xml_escape, Chart, Palette};
+use crate::charts::{inline_svg, xml_escape, Palette};
 use crate::cluster::section::{html_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
 pub use crate::html_nav::LeadSection;
 use crate::html_nav::{contents, nav_bar, part_heading, Entry, Part, TOP, VERDICT};
-pub(crate) use crate::html_table::table;
+use crate::html_parts::{close_section, key, legend, open_section, table};
 use crate::lockrpc::section::LockrpcSection;
 use crate::placement::section::PlacementSection;
-use crate::report::ScenarioReport;
+use crate::scenario_report::ScenarioReport;
 use crate::verdict::verdict;
 use crate::words::plural;
 
@@ -304,25 +304,6 @@ fn page_parts(
     (parts, order)
 }
 
-/// Opens a scenario's section, which folds: its heading is the handle
-/// (a reader folds a scenario read, or all but one, with no script).
-/// `class` tells the kind (`cluster`, `placement`, `lockrpc`; none for a
-/// detector scenario). Close it with [`close_section`].
-pub(crate) fn open_section(out: &mut String, anchor: &str, class: Option<&str>, title: &str) {
-    let class = class.map_or(String::new(), |c| format!(" class=\"{c}\""));
-    let _ = writeln!(
-        out,
-        "<section id=\"{}\"{class}>\n<details open>\n<summary class=\"fold\"><h2>{}</h2></summary>",
-        xml_escape(anchor),
-        xml_escape(title)
-    );
-}
-
-/// Closes a section of [`open_section`].
-pub(crate) fn close_section(out: &mut String) {
-    out.push_str("</details>\n</section>\n");
-}
-
 /// The verdict on every scenario ([`crate::verdict`]; a membership
 /// scenario's: [`crate::cluster::verdict`]), and what to run next.
 fn verdicts(
@@ -415,42 +396,6 @@ fn glossary(out: &mut String) {
     key(out, "How to read the table", &KEY);
 }
 
-/// A key of terms, open, under `title`.
-pub(crate) fn key(out: &mut String, title: &str, terms: &[(&str, &str)]) {
-    let _ = writeln!(
-        out,
-        "<details open><summary>{}</summary>\n<dl class=\"key\">",
-        xml_escape(title)
-    );
-    for (term, meaning) in terms {
-        let _ = writeln!(
-            out,
-            "<dt>{}</dt><dd>{}</dd>",
-            xml_escape(term),
-            xml_escape(meaning)
-        );
-    }
-    out.push_str("</dl>\n</details>\n");
-}
-
-/// The legend of a scenario's detectors (or judges): each one's settings.
-pub(crate) fn legend(out: &mut String, settings: &[(String, String)], palette: &Palette) {
-    if settings.is_empty() {
-        return;
-    }
-    out.push_str("<dl class=\"legend\">\n");
-    for (name, settings) in settings {
-        let _ = writeln!(
-            out,
-            "<dt><span class=\"swatch\" style=\"background:{}\"></span>{}</dt><dd><code>{}</code></dd>",
-            palette.css(name),
-            xml_escape(name),
-            xml_escape(settings)
-        );
-    }
-    out.push_str("</dl>\n");
-}
-
 fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette, first: bool) {
     let m = s.metrics;
     open_section(out, &s.anchor, None, &m.scenario);
@@ -501,16 +446,4 @@ fn section(out: &mut String, s: &ScenarioReport<'_>, palette: &Palette, first: b
         let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
     }
     close_section(out);
-}
-
-/// A section's chart inline, or the line that stands in for it.
-pub(crate) fn chart(out: &mut String, chart: &Chart) {
-    match chart {
-        Chart::Svg(svg) => {
-            let _ = writeln!(out, "<div class=\"charts\">\n{}</div>", inline_svg(svg));
-        }
-        Chart::Nothing(line) => {
-            let _ = writeln!(out, "<p class=\"no-chart\">{}</p>", xml_escape(line));
-        }
-    }
 }

@@ -9,33 +9,9 @@ use std::fmt::Write as _;
 use crate::cluster::section::{markdown_key, markdown_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
 use crate::lockrpc::section::LockrpcSection;
+pub(crate) use crate::markdown_table::{cell, table};
 use crate::placement::section::PlacementSection;
-use crate::report::ScenarioReport;
-
-/// A table cell: pipes escaped, no line breaks.
-pub(crate) fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
-}
-
-/// A Markdown table: `header`, its first `left` columns aligned left and
-/// the others right, then `rows` (escaped), then a blank line.
-pub(crate) fn table(
-    out: &mut String,
-    header: &[&str],
-    left: usize,
-    rows: impl IntoIterator<Item = Vec<String>>,
-) {
-    let _ = writeln!(out, "| {} |", header.join(" | "));
-    let align: Vec<&str> = (0..header.len())
-        .map(|i| if i < left { ":--" } else { "--:" })
-        .collect();
-    let _ = writeln!(out, "| {} |", align.join(" | "));
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-    out.push('\n');
-}
+use crate::scenario_report::ScenarioReport;
 
 /// The whole document: the detector scenarios, then the membership
 /// scenarios ([`crate::cluster::section`]), then the keys of the tables

@@ -35,7 +35,7 @@ use sha2::{Digest, Sha256};
 use crate::atomic::{ensure_dir, write_file};
 use crate::charts::cdf::cdf_svg;
 use crate::charts::tradeoff::tradeoff_svg;
-use crate::charts::{Chart, Palette};
+use crate::charts::Palette;
 use crate::cluster::chart::cluster_chart_svg;
 use crate::cluster::section::ClusterSection;
 use crate::cluster::{write_membership_tables, ClusterMetrics, MembershipReport};
@@ -53,56 +53,9 @@ use crate::summary::Summary;
 use crate::tables::write_tables_with;
 use crate::{html, markdown};
 
-pub const INDEX_HTML: &str = "index.html";
-pub const REPORT_MD: &str = "report.md";
-pub const CHARTS_DIR: &str = "charts";
+pub use crate::report_dir::{CHARTS_DIR, INDEX_HTML, REPORT_MD};
 
-/// One scenario as the reports show it.
-pub struct ScenarioReport<'a> {
-    pub metrics: &'a ScenarioMetrics,
-    pub description: &'a str,
-    /// How a command line names the scenario ([`About::invoked_as`]).
-    pub invoked_as: &'a str,
-    /// Every detector's settings, `(name, settings)`.
-    pub settings: &'a [(String, String)],
-    /// An id for links within `index.html`, unique in the report.
-    pub anchor: String,
-    /// The two charts, or the lines that stand in for them.
-    pub cdf: Chart,
-    pub tradeoff: Chart,
-    /// Their files, relative to the output directory (written only for a
-    /// chart that is drawn).
-    pub cdf_file: String,
-    pub tradeoff_file: String,
-}
-
-impl ScenarioReport<'_> {
-    /// The charts drawn, each with its file: none, one or both.
-    pub fn drawn(&self) -> Vec<(&str, &str)> {
-        [
-            (&self.cdf, &self.cdf_file),
-            (&self.tradeoff, &self.tradeoff_file),
-        ]
-        .into_iter()
-        .filter_map(|(chart, file)| Some((chart.svg()?, file.as_str())))
-        .collect()
-    }
-
-    /// The lines that stand in for charts with nothing to plot, each once
-    /// (two empty charts of the same cause are one line).
-    pub fn nothing_lines(&self) -> Vec<&str> {
-        let mut lines: Vec<&str> = Vec::new();
-        for line in [self.cdf.nothing(), self.tradeoff.nothing()]
-            .into_iter()
-            .flatten()
-        {
-            if !lines.contains(&line) {
-                lines.push(line);
-            }
-        }
-        lines
-    }
-}
+pub use crate::scenario_report::ScenarioReport;
 
 /// Longest stem of a chart's file name: the usual limit of 255 bytes for a
 /// file name, less the longest suffix, `-tradeoff.svg`.

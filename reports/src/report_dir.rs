@@ -31,12 +31,17 @@ use crate::cluster::{COMPARISONS_CSV, DECLARATIONS_CSV, MEMBERSHIP_CSV};
 use crate::lockrpc::LOCKRPC_CSV;
 use crate::placement::PLACEMENT_CSV;
 use crate::replay::{TIMELINE_HTML, TIMELINE_SVG, TRACE_CSV};
-use crate::report::{CHARTS_DIR, INDEX_HTML, REPORT_MD};
 use crate::swap_dir::{replace_dir, resolve};
 use crate::swarm::output::{is_minimal_file, SWARM_CSV, SWARM_RUNS_CSV, VIOLATIONS_CSV};
 use crate::tables::{
     CLASSES_CSV, DETECTIONS_CSV, MISTAKES_CSV, RUNS_CSV, SUMMARY_CSV, SUMMARY_JSON,
 };
+
+/// The page, the Markdown report and the charts' directory of a report of
+/// `fdlab run` ([`crate::report`] writes them).
+pub const INDEX_HTML: &str = "index.html";
+pub const REPORT_MD: &str = "report.md";
+pub const CHARTS_DIR: &str = "charts";
 
 /// The marker file of a report directory.
 pub const MARKER: &str = ".fdlab-report";

@@ -11,8 +11,8 @@ use super::MembershipReport;
 use crate::charts::tradeoff::fmt_rate;
 use crate::charts::{xml_escape, Chart, Palette};
 use crate::detail_table::{mean_with_ci, secs};
-use crate::html;
-use crate::markdown::{self, cell};
+use crate::html_parts as html;
+use crate::markdown_table::{self as markdown, cell};
 use crate::metrics::MeanCi;
 
 /// One membership scenario as the reports show it.

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use super::tables::{cells, rustfs_caption, rustfs_cells, CONSOLE_HEADER, RUSTFS_METRICS};
 use super::LockrpcMetrics;
 use crate::charts::{xml_escape, Chart, Palette};
-use crate::html;
-use crate::markdown::{self, cell};
+use crate::html_parts as html;
+use crate::markdown_table::{self as markdown, cell};
 
 /// One lock-RPC scenario as the reports show it.
 pub struct LockrpcSection<'a> {

@@ -8,8 +8,8 @@ use super::metrics::{PlacementMetrics, PlacementSummary};
 use super::tables::{amount, percent};
 use super::PlacementReport;
 use crate::charts::{xml_escape, Chart, Palette};
-use crate::html;
-use crate::markdown::{self, cell};
+use crate::html_parts as html;
+use crate::markdown_table::{self as markdown, cell};
 
 /// One placement scenario as the reports show it.
 pub struct PlacementSection<'a> {

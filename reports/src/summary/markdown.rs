@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{Cell, Summary};
-use crate::markdown::table;
+use crate::markdown_table::table;
 
 fn shown(cell: &Cell) -> String {
     match cell {
