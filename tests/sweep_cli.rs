@@ -290,3 +290,64 @@ fn bad_vary_specs_and_keys_are_one_line_errors_and_write_nothing() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("sweep.toml"));
 }
+
+/// The `pareto` rows of a sweep's `pareto.csv`, as the value of `column`.
+fn front_column(dir: &Path, column: &str) -> Vec<f64> {
+    let mut r = csv::Reader::from_path(dir.join("pareto.csv")).unwrap();
+    let at = r
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == column)
+        .unwrap();
+    r.records()
+        .map(|row| row.unwrap()[at].parse::<f64>().unwrap())
+        .collect()
+}
+
+/// The README's two example sweeps draw a real trade-off: a front of several
+/// points from many false positives to none, not one point at 0.
+#[test]
+fn the_readme_example_sweeps_draw_a_trade_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let cases = [
+        (
+            vec![
+                "sweep",
+                "scenarios/examples/crash-under-pauses.toml",
+                "--vary",
+                "phi-accrual.acceptable_heartbeat_pause=0s..6s:500ms",
+            ],
+            "false_failed_per_pair_hour",
+        ),
+        (
+            vec![
+                "sweep",
+                "scenarios/examples/orleans-crash-under-pauses.toml",
+                "--judge",
+                "phi-5s",
+                "--vary",
+                "phi-accrual.acceptable_heartbeat_pause=0s..30s:2500ms",
+            ],
+            "false_per_node_hour",
+        ),
+    ];
+    for (i, (args, column)) in cases.iter().enumerate() {
+        let out = dir.path().join(format!("s{i}"));
+        let mut args = args.clone();
+        let out_text = out.to_str().unwrap().to_string();
+        args.extend(["--out", &out_text]);
+        let o = Command::new(env!("CARGO_BIN_EXE_fdlab"))
+            .args(&args)
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        let rates = front_column(&out, column);
+        assert!(rates.len() >= 3, "{args:?}: front {rates:?}");
+        assert!(rates.first().unwrap() > &0.0, "{args:?}: {rates:?}");
+        assert_eq!(rates.last(), Some(&0.0), "{args:?}: {rates:?}");
+        assert!(!text(&o.stdout).contains("the front is flat"));
+    }
+}

@@ -43,6 +43,9 @@ pub fn notes(plan: &PlanFile, results: &[PointResult], front: &[usize]) -> Vec<S
         }
         let text = &plan.points[fastest].values[j];
         let end = match values[fastest] {
+            // Zero is the floor of every swept number and duration: there
+            // is nothing below it to try.
+            v if v == low && v <= 0.0 => continue,
             v if v == low => "lowest",
             v if v == high => "highest",
             _ => continue,
@@ -128,5 +131,9 @@ mod tests {
         assert!(n.iter().all(|n| !n.contains("swept")), "{n:?}");
         let n = notes(&p, &r, &[2]);
         assert!(n[0].contains("the highest swept"), "{n:?}");
+        // Nothing lies below zero.
+        let p = plan(&["\"0s\"", "\"1s\"", "\"2s\""]);
+        let n = notes(&p, &r, &[0]);
+        assert!(n.iter().all(|n| !n.contains("swept")), "{n:?}");
     }
 }
