@@ -20,6 +20,7 @@ mod cluster_runs;
 mod list;
 mod live;
 mod lockrpc_runs;
+mod nutcracker;
 mod out_paths;
 mod place;
 mod run;

@@ -18,7 +18,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use fdlab_protocol::placement::{
     check_key, DistributionKind, NamespaceGroup, Placement, PlacementConfig, Server, SockHash,
+    TwemproxyHash,
 };
+
+use crate::nutcracker::{self, Pool};
 use fdlab_scenarios::read_limit::{read_file_limited, read_limited, TEXT_FILE_LIMIT};
 
 /// What the `dead` column says when no server is dead, and the `server`
@@ -40,10 +43,19 @@ pub struct PlaceArgs {
     /// (weight 1 if not given).
     #[arg(long, value_name = "HOST:PORT[=WEIGHT],...")]
     servers: Option<String>,
-    /// The servers from a file: one `host:port [weight]` per line; `#` starts
-    /// a comment.
+    /// The servers from a file: one `host:port [weight]` or twemproxy's
+    /// `host:port:weight [name]` per line (`#` starts a comment), or a
+    /// twemproxy `nutcracker.yml`: its pool's servers, `hash:` and
+    /// `distribution:`.
     #[arg(long, value_name = "FILE")]
     servers_file: Option<PathBuf>,
+    /// The pool of a `nutcracker.yml` --servers-file with several.
+    #[arg(long, value_name = "NAME")]
+    pool: Option<String>,
+    /// twemproxy's key hash, for modulo-eject and twemproxy-ketama: fnv1a_64
+    /// or md5 (default: the pool's `hash:`, else twemproxy's fnv1a_64).
+    #[arg(long, value_name = "NAME")]
+    twemproxy_hash: Option<String>,
     /// The keys, one per line (bytes, checked as memcached keys); without it,
     /// or with `-`, standard input.
     #[arg(long, value_name = "FILE")]
@@ -52,8 +64,9 @@ pub struct PlaceArgs {
     /// with no server dead always come first.
     #[arg(long, value_name = "HOST:PORT,...")]
     dead: Vec<String>,
-    /// The distributions, comma-separated (default: all six: sockiopool,
-    /// namespace, modulo-failover, modulo-eject, ketama, rendezvous).
+    /// The distributions, comma-separated (default: the pool's of a
+    /// nutcracker.yml, else all seven: sockiopool, namespace,
+    /// modulo-failover, modulo-eject, ketama, twemproxy-ketama, rendezvous).
     #[arg(long, value_name = "NAME,...")]
     distribution: Option<String>,
     /// SockIOPool's hash, for sockiopool and namespace: old-compat,
@@ -77,8 +90,23 @@ struct DeadSet {
 }
 
 pub fn run(args: &PlaceArgs) -> Result<(), String> {
-    let (servers, source) = read_servers(args)?;
-    let kinds = parse_distributions(args.distribution.as_deref())?;
+    let (servers, source, pool) = read_servers(args)?;
+    let kinds = match (
+        &args.distribution,
+        pool.as_ref().and_then(|p| p.distribution),
+    ) {
+        (None, Some(kind)) => vec![kind],
+        (list, _) => parse_distributions(list.as_deref())?,
+    };
+    let twemproxy_hash = match &args.twemproxy_hash {
+        Some(name) => TwemproxyHash::from_name(name).ok_or_else(|| {
+            format!(
+                "--twemproxy-hash: `{name}` is not one of {}",
+                TwemproxyHash::ALL.map(TwemproxyHash::name).join(", ")
+            )
+        })?,
+        None => pool.as_ref().and_then(|p| p.hash).unwrap_or_default(),
+    };
     let hash = SockHash::from_name(&args.hash).ok_or_else(|| {
         format!(
             "--hash: `{}` is not one of {}",
@@ -92,6 +120,7 @@ pub fn run(args: &PlaceArgs) -> Result<(), String> {
     for kind in kinds {
         let config = PlacementConfig {
             hash,
+            twemproxy_hash,
             failover: !args.no_failover,
             groups: groups.clone(),
             ..PlacementConfig::defaults(kind)
@@ -120,9 +149,12 @@ pub fn run(args: &PlaceArgs) -> Result<(), String> {
     }
 }
 
-/// The servers from `--servers` or `--servers-file`, and how to name their
-/// source in an error.
-fn read_servers(args: &PlaceArgs) -> Result<(Vec<Server>, String), String> {
+/// The servers from `--servers` or `--servers-file`, how to name their
+/// source in an error, and the `nutcracker.yml` pool they came from.
+fn read_servers(args: &PlaceArgs) -> Result<(Vec<Server>, String, Option<Pool>), String> {
+    if args.pool.is_some() && args.servers_file.is_none() {
+        return Err("--pool: names a pool of a nutcracker.yml --servers-file".into());
+    }
     match (&args.servers, &args.servers_file) {
         (Some(_), Some(_)) => Err("give --servers or --servers-file, not both".into()),
         (None, None) => {
@@ -130,7 +162,7 @@ fn read_servers(args: &PlaceArgs) -> Result<(Vec<Server>, String), String> {
         }
         (Some(list), None) => {
             let servers = parse_server_list(list)?;
-            Ok((servers, "--servers".into()))
+            Ok((servers, "--servers".into(), None))
         }
         (None, Some(path)) => {
             let name = path.display().to_string();
@@ -144,7 +176,18 @@ fn read_servers(args: &PlaceArgs) -> Result<(Vec<Server>, String), String> {
                     + 1;
                 format!("{name}:{line}: not valid UTF-8")
             })?;
-            Ok((parse_server_file(&name, text)?, name))
+            if nutcracker::is_yaml(text) {
+                let pool = nutcracker::pool(&name, text, args.pool.as_deref())?;
+                for s in &pool.servers {
+                    check_host_port(&s.name).map_err(|e| format!("{name}: {e}"))?;
+                }
+                let source = format!("{name} (pool `{}`)", pool.name);
+                return Ok((pool.servers.clone(), source, Some(pool)));
+            }
+            if args.pool.is_some() {
+                return Err(format!("--pool: {name} is not a nutcracker.yml"));
+            }
+            Ok((parse_server_file(&name, text)?, name, None))
         }
     }
 }
@@ -172,10 +215,7 @@ fn parse_server_list(list: &str) -> Result<Vec<Server>, String> {
                 i + 1
             ));
         }
-        servers.push(Server {
-            name: name.to_string(),
-            weight,
-        });
+        servers.push(Server::new(name, weight));
     }
     Ok(servers)
 }
@@ -188,6 +228,18 @@ fn parse_server_file(name: &str, text: &str) -> Result<Vec<Server>, String> {
         let number = i + 1;
         let at = |e: String| format!("{name}:{number}: {e}");
         let content = line.split('#').next().unwrap_or("");
+        if let Some(server) = nutcracker::server_line(content) {
+            let server = server.map_err(at)?;
+            check_host_port(&server.name).map_err(at)?;
+            if let Some(first) = first_at.insert(server.name.clone(), number) {
+                return Err(at(format!(
+                    "`{}` is listed twice (first on line {first})",
+                    server.name
+                )));
+            }
+            servers.push(server);
+            continue;
+        }
         let fields: Vec<&str> = content.split_whitespace().collect();
         let (host_port, weight) = match fields.as_slice() {
             [] => continue,
@@ -206,10 +258,7 @@ fn parse_server_file(name: &str, text: &str) -> Result<Vec<Server>, String> {
                 "`{host_port}` is listed twice (first on line {first})"
             )));
         }
-        servers.push(Server {
-            name: host_port.to_string(),
-            weight,
-        });
+        servers.push(Server::new(host_port, weight));
     }
     if servers.is_empty() {
         return Err(format!(

@@ -124,7 +124,7 @@ fn every_distribution_and_dead_set_by_default() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let rows: Vec<&str> = stdout.lines().skip(1).collect();
-    assert_eq!(rows.len(), 2 * 6 * 2);
+    assert_eq!(rows.len(), 2 * 7 * 2);
     // The dead set is written in server-list order.
     assert!(rows
         .iter()
@@ -221,4 +221,50 @@ fn each_bad_input_is_one_error_line_and_no_output() {
     }
     let out = fdlab_with_stdin(&["place", "--servers", "a:1"], b"");
     assert_one_error_line(&out, &["standard input: no keys"]);
+}
+
+/// A `nutcracker.yml`: its pool's servers (with their names), hash and
+/// distribution, in twemproxy's order; a file of several pools needs
+/// `--pool`, and a hash fdlab does not reproduce is one error line.
+#[test]
+fn a_nutcracker_pool_is_read_as_twemproxy_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let yml = "\
+alpha:
+  listen: 127.0.0.1:22121
+  hash: md5
+  distribution: ketama
+  servers:
+   - 127.0.0.1:11212:1 zeta
+   - 127.0.0.1:11211:1
+beta:
+  distribution: modula
+  servers:
+   - 127.0.0.1:11213:1
+";
+    let file = write(dir.path(), "nutcracker.yml", yml.as_bytes());
+    let out = fdlab_with_stdin(
+        &["place", "--servers-file", &file, "--pool", "alpha"],
+        b"foo\nbar\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    // The pool's distribution only, rows for both keys.
+    assert!(
+        stdout
+            .lines()
+            .skip(1)
+            .all(|l| l.contains(",twemproxy-ketama,none,")),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().count(), 3);
+    let both = fdlab(&["place", "--servers-file", &file]);
+    assert_one_error_line(&both, &["2 pools (alpha, beta); choose one with --pool"]);
+    let bad = write(
+        dir.path(),
+        "bad.yml",
+        b"p:\n  hash: murmur\n  servers:\n   - h:1:1\n",
+    );
+    let out = fdlab(&["place", "--servers-file", &bad]);
+    assert_one_error_line(&out, &["bad.yml:2: hash `murmur`"]);
 }

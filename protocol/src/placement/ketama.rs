@@ -1,11 +1,14 @@
-//! `ketama`: consistent hashing on a ring of MD5 points (SPEC §9).
+//! `ketama` and `twemproxy-ketama`: consistent hashing on a ring of MD5
+//! points (SPEC §9).
 //!
 //! Sources: libketama (RJ/ketama `libketama/ketama.c`: `ketama_hashi`,
 //! `ketama_create_continuum`, `ketama_get_server`) and twemproxy
-//! (twitter/twemproxy `src/hashkit/nc_ketama.c`: `ketama_update`,
-//! `ketama_hash`, `ketama_dispatch`).
+//! (twitter/twemproxy 0.5.0 `src/hashkit/nc_ketama.c`: `ketama_update`,
+//! `ketama_hash`, `ketama_dispatch`). The two differ in what they hash and
+//! in the key hash, and fdlab keeps them apart ([`Ketama::libketama`],
+//! [`Ketama::twemproxy`]).
 //!
-//! - Points: server `name` ("host:port") gets `points_per_server` points,
+//! - Points: server `name` gets `points_per_server` points,
 //!   four per MD5 digest of `"{name}-{k}"`, k = 0, 1, ...; digest bytes
 //!   `[4h..4h+4]` little-endian are the points, h = 0..3. With equal weights
 //!   that is 40 digests, 160 points.
@@ -14,9 +17,13 @@
 //!   in `float` arithmetic (see [`points_per_server`]). The float rounding is
 //!   real: with 25, 47 or 50 equal servers (550 of the counts 1..=5000) a
 //!   server gets 156 points, not 160.
+//! - Names: libketama hashes `"host:port"`; twemproxy its own name of the
+//!   server ([`super::twemproxy::name`]: the configured name, or `host`
+//!   alone on port 11211, or `host:port`).
 //! - Key: libketama's `ketama_hashi`, the first four bytes of the key's MD5,
-//!   little-endian; the owner is the server of the first point at or after
-//!   it, wrapping to the first point.
+//!   little-endian; twemproxy's the pool's `hash:` (default `fnv1a_64`,
+//!   [`super::TwemproxyHash`]). The owner is the server of the first point
+//!   at or after it, wrapping to the first point.
 //! - A dead server: twemproxy with `auto_eject_hosts` rebuilds the ring over
 //!   the live servers (`ketama_update` skips `next_retry > now`), with `pct`
 //!   and `nlive` of the live servers; libketama is rebuilt from its server
@@ -30,19 +37,16 @@
 //!   builds the live ring once per set of live servers and keeps the last one.
 //!   With no live server twemproxy refuses the request: None.
 //!
-//! Deviations: twemproxy hashes the ring as `"{host}-{k}"` when the port is
-//! 11211 and no server name is given (src/nc_conf.c `conf_add_server`, for
-//! libmemcached compatibility): fdlab always hashes libketama's
-//! `"host:port-k"` (in twemproxy, name each server `host:port` to match).
-//! twemproxy's default key hash is `fnv1a_64`; fdlab uses libketama's MD5
-//! (twemproxy `hash: md5`). libketama weights by memory and computes
+//! Deviations: libketama weights by memory and computes
 //! `floorf(pct * 40.0 * numservers)` in double; fdlab uses twemproxy's
-//! formula. Equal points are ordered by server-list order (both sources use
-//! `qsort`, whose order for equal points is unspecified).
+//! formula for both. Equal points are ordered by the servers' order (the
+//! list's for libketama, twemproxy's by name for twemproxy); both sources
+//! use `qsort`, whose order for equal points is unspecified.
 
 use std::sync::{Arc, Mutex};
 
-use super::hash::{ketama_key_hash, ketama_points, POINTS_PER_DIGEST};
+use super::hash::{ketama_points, POINTS_PER_DIGEST};
+use super::TwemproxyHash;
 
 /// `KETAMA_POINTS_PER_SERVER`: points of a server of average weight.
 pub const KETAMA_POINTS_PER_SERVER: u32 = 160;
@@ -69,10 +73,11 @@ struct Ring {
 }
 
 impl Ring {
-    /// The ring of the servers `names` with `counts[i]` points each.
-    fn build(names: &[String], counts: &[u32]) -> Ring {
+    /// The ring of the servers `names` with `counts[i]` points each; equal
+    /// points in the order of the servers' `rank`s.
+    fn build(names: &[String], counts: &[u32], rank: &[u32]) -> Ring {
         let total: usize = counts.iter().map(|&c| c as usize).sum();
-        let mut points: Vec<(u32, u32)> = Vec::with_capacity(total);
+        let mut points: Vec<(u32, u32, u32)> = Vec::with_capacity(total);
         let mut text = String::new();
         for (server, (name, &count)) in names.iter().zip(counts).enumerate() {
             for k in 0..count as usize / POINTS_PER_DIGEST {
@@ -80,16 +85,17 @@ impl Ring {
                 text.clear();
                 let _ = write!(text, "{name}-{k}");
                 for value in ketama_points(text.as_bytes()) {
-                    points.push((value, server as u32));
+                    points.push((value, rank[server], server as u32));
                 }
             }
         }
-        // (value, server) is the whole element: an unstable sort is exact.
+        // Ranks are distinct: (value, rank) orders every pair of points, so
+        // an unstable sort is exact.
         points.sort_unstable();
         debug_assert_eq!(points.len(), total);
         Ring {
-            values: points.iter().map(|&(v, _)| v).collect(),
-            servers: points.iter().map(|&(_, s)| s).collect(),
+            values: points.iter().map(|&(v, ..)| v).collect(),
+            servers: points.iter().map(|&(.., s)| s).collect(),
         }
     }
 
@@ -115,6 +121,10 @@ struct LiveRingCache(Mutex<Option<(Vec<bool>, Arc<Ring>)>>);
 pub struct Ketama {
     names: Vec<String>,
     weights: Vec<u32>,
+    /// Each server's place in the client's order, for equal points.
+    rank: Vec<u32>,
+    /// `None`: libketama's `ketama_hashi` (MD5).
+    hash: Option<TwemproxyHash>,
     /// Points per server with every server live.
     full_counts: Vec<u32>,
     full: Ring,
@@ -126,6 +136,8 @@ impl Clone for Ketama {
         Ketama {
             names: self.names.clone(),
             weights: self.weights.clone(),
+            rank: self.rank.clone(),
+            hash: self.hash,
             full_counts: self.full_counts.clone(),
             full: self.full.clone(),
             live_ring: LiveRingCache::default(),
@@ -134,26 +146,57 @@ impl Clone for Ketama {
 }
 
 impl Ketama {
-    pub fn new(names: Vec<String>, weights: Vec<u32>) -> Ketama {
+    /// libketama's ring: `names` are `host:port`, equal points in list
+    /// order, keys hashed by `ketama_hashi`.
+    pub fn libketama(names: Vec<String>, weights: Vec<u32>) -> Ketama {
+        let rank = (0..names.len() as u32).collect();
+        Ketama::build(names, weights, rank, None)
+    }
+
+    /// twemproxy's ring: `names` are twemproxy's names of the servers (in
+    /// the client's list order), `order` the pool's order (indices), keys
+    /// hashed by the pool's `hash`.
+    pub fn twemproxy(
+        names: Vec<String>,
+        weights: Vec<u32>,
+        order: &[usize],
+        hash: TwemproxyHash,
+    ) -> Ketama {
+        let mut rank = vec![0u32; names.len()];
+        for (place, &server) in order.iter().enumerate() {
+            rank[server] = place as u32;
+        }
+        Ketama::build(names, weights, rank, Some(hash))
+    }
+
+    fn build(
+        names: Vec<String>,
+        weights: Vec<u32>,
+        rank: Vec<u32>,
+        hash: Option<TwemproxyHash>,
+    ) -> Ketama {
         debug_assert_eq!(names.len(), weights.len());
+        debug_assert_eq!(names.len(), rank.len());
         let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
         let full_counts: Vec<u32> = weights
             .iter()
             .map(|&w| points_per_server(w, total, weights.len()))
             .collect();
-        let full = Ring::build(&names, &full_counts);
+        let full = Ring::build(&names, &full_counts, &rank);
         Ketama {
             names,
             weights,
+            rank,
+            hash,
             full_counts,
             full,
             live_ring: LiveRingCache::default(),
         }
     }
 
-    /// libketama's `ketama_hashi` of the key.
+    /// The key's hash: libketama's `ketama_hashi`, or the twemproxy pool's.
     pub fn key_hash(&self, key: &str) -> u32 {
-        ketama_key_hash(key.as_bytes())
+        self.hash.unwrap_or(TwemproxyHash::Md5).hash(key.as_bytes())
     }
 
     /// Points per server on the ring of the live servers (0 for a dead one).
@@ -224,7 +267,11 @@ impl Ketama {
                 return Arc::clone(ring);
             }
         }
-        let ring = Arc::new(Ring::build(&self.names, &self.live_counts(live)));
+        let ring = Arc::new(Ring::build(
+            &self.names,
+            &self.live_counts(live),
+            &self.rank,
+        ));
         *cache = Some((live.to_vec(), Arc::clone(&ring)));
         ring
     }
@@ -249,12 +296,12 @@ mod tests {
 
     #[test]
     fn the_skip_walk_equals_the_rebuilt_ring_when_counts_hold() {
-        let k = Ketama::new(names(10), vec![1; 10]);
+        let k = Ketama::libketama(names(10), vec![1; 10]);
         let mut live = vec![true; 10];
         live[3] = false;
         live[7] = false;
         assert!(k.live_ring_is_full_ring_less_dead(&live));
-        let rebuilt = Ring::build(&k.names, &k.live_counts(&live));
+        let rebuilt = Ring::build(&k.names, &k.live_counts(&live), &k.rank);
         for key in 0..2000u32 {
             let hash = k.key_hash(&format!("key:{key}"));
             let walked = k.owner(hash, &live).unwrap();
@@ -265,7 +312,7 @@ mod tests {
 
     #[test]
     fn with_unequal_weights_a_death_re_apportions_the_survivors() {
-        let k = Ketama::new(names(3), vec![1, 2, 3]);
+        let k = Ketama::libketama(names(3), vec![1, 2, 3]);
         let live = [true, true, false];
         assert!(!k.live_ring_is_full_ring_less_dead(&live));
         assert_eq!(k.live_counts(&live), [104, 212, 0]);
@@ -277,7 +324,7 @@ mod tests {
 
     #[test]
     fn past_the_last_point_the_ring_wraps() {
-        let k = Ketama::new(names(3), vec![1; 3]);
+        let k = Ketama::libketama(names(3), vec![1; 3]);
         let last = *k.full.values.last().unwrap();
         if last < u32::MAX {
             assert_eq!(k.full.first_at_or_after(last + 1), 0);

@@ -14,9 +14,13 @@
 //! | `sockiopool` | [`sockiopool`] | memcacheddotnet / Memcached.ClientLibrary `SockIOPool.cs` `GetSock` (Java Whalin `SockIOPool.java`) |
 //! | `namespace` | [`namespace`] | fdlab: a SockIOPool per key namespace |
 //! | `modulo-failover` | [`modulo`] | python-memcached 1.59 `memcache.py` `Client._get_server` |
-//! | `modulo-eject` | [`modulo`] | twemproxy `src/hashkit/nc_modula.c`, `auto_eject_hosts` |
-//! | `ketama` | [`ketama`] | libketama `ketama.c`; twemproxy `src/hashkit/nc_ketama.c` |
+//! | `modulo-eject` | [`modulo`], [`twemproxy`] | twemproxy `src/hashkit/nc_modula.c`, `auto_eject_hosts` |
+//! | `ketama` | [`ketama`] | libketama `ketama.c` |
+//! | `twemproxy-ketama` | [`ketama`], [`twemproxy`] | twemproxy `src/hashkit/nc_ketama.c` |
 //! | `rendezvous` | [`rendezvous`] | fdlab: highest random weight, FNV-1a + fmix64 |
+//!
+//! The two twemproxy distributions follow twemproxy's server names, order
+//! and `hash:` ([`twemproxy`]); the others the list as given.
 //!
 //! docs/placement.md says the same for users, with each deviation.
 
@@ -29,6 +33,7 @@ pub mod modulo;
 pub mod namespace;
 pub mod rendezvous;
 pub mod sockiopool;
+pub mod twemproxy;
 
 #[cfg(test)]
 mod tests;
@@ -40,6 +45,7 @@ use crate::time::Nanos;
 
 pub use keys::{check_key, MAX_KEY_BYTES};
 pub use marks::DeadMarks;
+pub use twemproxy::TwemproxyHash;
 
 use buckets::Buckets;
 use ketama::Ketama;
@@ -48,12 +54,26 @@ use namespace::Namespaces;
 use rendezvous::Rendezvous;
 use sockiopool::SockIoPool;
 
-/// One server of a client's list: `name` is "host:port" (what ketama
-/// hashes), `weight` at least 1.
+/// One server of a client's list: `name` is "host:port" (what libketama
+/// hashes, and how fdlab names the server), `weight` at least 1, `label`
+/// the name a twemproxy configuration gives it (`host:port:weight label`),
+/// which twemproxy hashes and sorts by instead ([`twemproxy::name`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Server {
     pub name: String,
     pub weight: u32,
+    pub label: Option<String>,
+}
+
+impl Server {
+    /// A server with no twemproxy name.
+    pub fn new(name: impl Into<String>, weight: u32) -> Server {
+        Server {
+            name: name.into(),
+            weight,
+            label: None,
+        }
+    }
 }
 
 /// The distributions of SPEC §9.
@@ -64,11 +84,24 @@ pub enum DistributionKind {
     ModuloFailover,
     ModuloEject,
     Ketama,
+    TwemproxyKetama,
     Rendezvous,
 }
 
 impl DistributionKind {
-    pub const ALL: [DistributionKind; 6] = [
+    pub const ALL: [DistributionKind; 7] = [
+        DistributionKind::SockIoPool,
+        DistributionKind::Namespace,
+        DistributionKind::ModuloFailover,
+        DistributionKind::ModuloEject,
+        DistributionKind::Ketama,
+        DistributionKind::TwemproxyKetama,
+        DistributionKind::Rendezvous,
+    ];
+    /// A `[placement]` table's distributions when it names none: SPEC §9's
+    /// six (`twemproxy-ketama` differs from `ketama` only in the names it
+    /// hashes and its key hash, so a scenario lists it when it matters).
+    pub const SCENARIO_DEFAULT: [DistributionKind; 6] = [
         DistributionKind::SockIoPool,
         DistributionKind::Namespace,
         DistributionKind::ModuloFailover,
@@ -76,7 +109,8 @@ impl DistributionKind {
         DistributionKind::Ketama,
         DistributionKind::Rendezvous,
     ];
-    /// "sockiopool", "namespace", "modulo-failover", "modulo-eject", "ketama", "rendezvous".
+    /// "sockiopool", "namespace", "modulo-failover", "modulo-eject", "ketama",
+    /// "twemproxy-ketama", "rendezvous".
     pub fn name(self) -> &'static str {
         match self {
             DistributionKind::SockIoPool => "sockiopool",
@@ -84,6 +118,7 @@ impl DistributionKind {
             DistributionKind::ModuloFailover => "modulo-failover",
             DistributionKind::ModuloEject => "modulo-eject",
             DistributionKind::Ketama => "ketama",
+            DistributionKind::TwemproxyKetama => "twemproxy-ketama",
             DistributionKind::Rendezvous => "rendezvous",
         }
     }
@@ -159,6 +194,8 @@ pub struct PlacementConfig {
     pub kind: DistributionKind,
     /// sockiopool and namespace.
     pub hash: SockHash,
+    /// modulo-eject and twemproxy-ketama: the pool's `hash:`.
+    pub twemproxy_hash: TwemproxyHash,
     /// sockiopool and namespace: rehash a dead server's keys (else fail).
     pub failover: bool,
     /// namespace only; keys matching no group go to the whole list.
@@ -182,12 +219,13 @@ impl PlacementConfig {
         let dead_retry = match kind {
             DistributionKind::SockIoPool | DistributionKind::Namespace => SOCKIOPOOL_DEAD_RETRY,
             DistributionKind::ModuloFailover | DistributionKind::Rendezvous => PYTHON_DEAD_RETRY,
-            DistributionKind::ModuloEject | DistributionKind::Ketama => {
-                TWEMPROXY_SERVER_RETRY_TIMEOUT
-            }
+            DistributionKind::ModuloEject
+            | DistributionKind::Ketama
+            | DistributionKind::TwemproxyKetama => TWEMPROXY_SERVER_RETRY_TIMEOUT,
         };
         PlacementConfig {
             kind,
+            twemproxy_hash: TwemproxyHash::default(),
             hash: SockHash::default(),
             failover: true,
             groups: Vec::new(),
@@ -230,6 +268,12 @@ enum Distribution {
 impl Placement {
     pub fn new(servers: &[Server], config: &PlacementConfig) -> Result<Placement, PlacementError> {
         check_servers(servers)?;
+        if matches!(
+            config.kind,
+            DistributionKind::ModuloEject | DistributionKind::TwemproxyKetama
+        ) {
+            twemproxy::check_names(servers).map_err(PlacementError)?;
+        }
         if config.kind == DistributionKind::Namespace {
             check_groups(servers, &config.groups)?;
         }
@@ -249,8 +293,18 @@ impl Placement {
             DistributionKind::ModuloFailover => {
                 Distribution::ModuloFailover(ModuloFailover::new(whole()))
             }
-            DistributionKind::ModuloEject => Distribution::ModuloEject(ModuloEject::new(&weights)),
-            DistributionKind::Ketama => Distribution::Ketama(Ketama::new(names, weights)),
+            DistributionKind::ModuloEject => Distribution::ModuloEject(ModuloEject::new(
+                &weights,
+                twemproxy::order(servers),
+                config.twemproxy_hash,
+            )),
+            DistributionKind::Ketama => Distribution::Ketama(Ketama::libketama(names, weights)),
+            DistributionKind::TwemproxyKetama => Distribution::Ketama(Ketama::twemproxy(
+                servers.iter().map(twemproxy::name).collect(),
+                weights,
+                &twemproxy::order(servers),
+                config.twemproxy_hash,
+            )),
             DistributionKind::Rendezvous => {
                 Distribution::Rendezvous(Rendezvous::new(&names, &weights))
             }

@@ -2,7 +2,8 @@
 //! `modulo-eject` (twemproxy `modula` with `auto_eject_hosts`), SPEC §9.
 
 use super::buckets::Buckets;
-use super::hash::{cmemcache_hash, cmemcache_rehash, twemproxy_fnv1a_64};
+use super::hash::{cmemcache_hash, cmemcache_rehash};
+use super::TwemproxyHash;
 
 /// python-memcached's `Client._SERVER_RETRIES`: servers tried per request.
 pub const PYTHON_SERVER_RETRIES: u32 = 10;
@@ -70,36 +71,45 @@ impl ModuloFailover {
 }
 
 /// `modulo-eject`: twemproxy `distribution: modula` with
-/// `auto_eject_hosts: true` (twitter/twemproxy src/hashkit/nc_modula.c):
-/// `modula_update` lists every live server `weight` times in list order
-/// (ejected ones, `next_retry > now`, are skipped) and `modula_dispatch`
-/// picks `continuum[hash % ncontinuum]`. The key hash is twemproxy's default
-/// `fnv1a_64` (src/nc_conf.h `CONF_DEFAULT_HASH`; see
-/// [`super::hash::twemproxy_fnv1a_64`]). With no live server the pool
-/// refuses the request (src/nc_server.c `server_pool_update`: ECONNREFUSED):
-/// None.
+/// `auto_eject_hosts: true` (twitter/twemproxy 0.5.0
+/// src/hashkit/nc_modula.c): `modula_update` lists every live server
+/// `weight` times in the pool's order (ejected ones, `next_retry > now`, are
+/// skipped) and `modula_dispatch` picks `continuum[hash % ncontinuum]`. The
+/// pool's order is twemproxy's, by server name, not the configuration's
+/// ([`super::twemproxy::order`]); the key hash is the pool's `hash:`
+/// ([`super::TwemproxyHash`], default `fnv1a_64`). With no live server the
+/// pool refuses the request (src/nc_server.c `server_pool_update`:
+/// ECONNREFUSED): None.
 ///
 /// Deviations: a server is ejected when fdlab's dead mark says so, not after
 /// `server_failure_limit` (2) failed requests; `hash_tag` is not modelled.
 #[derive(Clone, Debug)]
 pub struct ModuloEject {
-    /// Every server (the continuum when all are live).
+    /// Every server (the continuum when all are live), in the pool's order.
     all: Buckets,
     weights: Vec<u32>,
+    /// Server indices in the pool's order.
+    order: Vec<usize>,
+    hash: TwemproxyHash,
 }
 
 impl ModuloEject {
-    pub fn new(weights: &[u32]) -> ModuloEject {
-        let all = Buckets::new((0..weights.len()).collect(), |i| weights[i]);
+    /// The pool of servers of `weights` (in the client's list order), kept
+    /// in `order` (indices into `weights`).
+    pub fn new(weights: &[u32], order: Vec<usize>, hash: TwemproxyHash) -> ModuloEject {
+        debug_assert_eq!(order.len(), weights.len());
+        let all = Buckets::new(order.clone(), |i| weights[i]);
         ModuloEject {
             all,
             weights: weights.to_vec(),
+            order,
+            hash,
         }
     }
 
-    /// twemproxy's `fnv1a_64` of the key.
+    /// The pool's hash of the key.
     pub fn key_hash(&self, key: &str) -> u32 {
-        twemproxy_fnv1a_64(key.as_bytes())
+        self.hash.hash(key.as_bytes())
     }
 
     /// `modula_dispatch` over the continuum of the live servers.
@@ -120,14 +130,12 @@ impl ModuloEject {
             return None;
         }
         let mut rest = u64::from(hash) % live_weight;
-        for (i, (&w, &l)) in self.weights.iter().zip(live).enumerate() {
-            if !l {
-                continue;
-            }
-            if rest < u64::from(w) {
+        for &i in self.order.iter().filter(|&&i| live[i]) {
+            let w = u64::from(self.weights[i]);
+            if rest < w {
                 return Some(i);
             }
-            rest -= u64::from(w);
+            rest -= w;
         }
         unreachable!("rest < live weight")
     }

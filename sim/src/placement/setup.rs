@@ -68,10 +68,7 @@ impl Setup {
     /// the placements cannot fail then).
     pub fn new(p: &PlacementSetup, node_names: &[String]) -> Result<Setup, String> {
         let servers: Vec<Server> = (0..p.servers as usize)
-            .map(|i| Server {
-                name: format!("{}:{SERVER_PORT}", node_names[i]),
-                weight: p.weight(i),
-            })
+            .map(|i| Server::new(format!("{}:{SERVER_PORT}", node_names[i]), p.weight(i)))
             .collect();
         let clients = node_names.len() as u32 - p.servers;
         let kinds = p.kinds();

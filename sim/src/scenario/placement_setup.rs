@@ -93,7 +93,7 @@ impl PlacementSetup {
     /// The distributions, in report order (valid scenarios only).
     pub fn kinds(&self) -> Vec<DistributionKind> {
         match &self.distributions {
-            None => DistributionKind::ALL.to_vec(),
+            None => DistributionKind::SCENARIO_DEFAULT.to_vec(),
             Some(names) => names
                 .iter()
                 .filter_map(|n| DistributionKind::from_name(n))

@@ -25,6 +25,7 @@ fn names_round_trip() {
             "modulo-failover",
             "modulo-eject",
             "ketama",
+            "twemproxy-ketama",
             "rendezvous"
         ]
     );

@@ -12,10 +12,7 @@ pub(super) fn servers(names: &[&str], weights: &[u32]) -> Vec<Server> {
     names
         .iter()
         .zip(weights)
-        .map(|(n, &w)| Server {
-            name: (*n).to_string(),
-            weight: w,
-        })
+        .map(|(n, &w)| Server::new(*n, w))
         .collect()
 }
 
