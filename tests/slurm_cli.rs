@@ -256,20 +256,25 @@ fn submit(cluster: &Cluster, run: &Path, path: &str, seeds: Option<u32>) -> slur
     cluster.submit(run, &args, &repo(SBATCH_SCRIPT), &env)
 }
 
-/// Waits for `job`, which must succeed.
-fn wait_ok(cluster: &Cluster, job: slurm_cluster::Job) {
+/// Waits for `job`, submitted in `run`, which must succeed; else fails
+/// with its tasks' output and the daemons' logs.
+fn wait_ok(cluster: &Cluster, job: slurm_cluster::Job, run: &Path) {
     let id = job.id;
-    match job.wait(ARRAY_TIMEOUT) {
-        None => panic!(
-            "job {id} not done within {ARRAY_TIMEOUT:?}\n{}",
-            cluster.logs()
-        ),
-        Some((status, err)) => assert!(
-            status.success(),
-            "job {id}: {status} {err}\n{}",
-            cluster.logs()
-        ),
+    let outcome = job.wait(ARRAY_TIMEOUT);
+    if outcome.as_ref().is_some_and(|(status, _)| status.success()) {
+        return;
     }
+    let tasks: String = (0..TASKS)
+        .map(|t| {
+            let out = std::fs::read_to_string(run.join(format!("slurm-{t}.out")));
+            format!("--- task {t}:\n{}\n", out.unwrap_or_default())
+        })
+        .collect();
+    let how = match outcome {
+        None => format!("not done within {ARRAY_TIMEOUT:?}"),
+        Some((status, err)) => format!("{status}: {err}"),
+    };
+    panic!("job {id}: {how}\n{tasks}{}", cluster.logs());
 }
 
 /// The array run twice on the cluster: once whole, once with a task killed
@@ -282,7 +287,7 @@ fn arrays_merge_to_the_one_machine_sweep(cluster: &Cluster, dir: &Path) {
     let whole = dir.join("whole");
     one_machine(DOC_SEEDS, &whole);
     let run = dir.join("array");
-    wait_ok(cluster, submit(cluster, &run, &path, None));
+    wait_ok(cluster, submit(cluster, &run, &path, None), &run);
     sh(&merge, &run, &path, &[]);
     assert_same_files(&whole, &run.join("results/merged"));
 
@@ -315,7 +320,7 @@ fn arrays_merge_to_the_one_machine_sweep(cluster: &Cluster, dir: &Path) {
         "scontrol requeue {task}: {}",
         text(&o.stderr)
     );
-    wait_ok(cluster, job);
+    wait_ok(cluster, job, &run);
     let log = std::fs::read_to_string(run.join(format!("slurm-{KILLED_TASK}.out"))).unwrap();
     assert!(
         log.contains("DUE TO JOB REQUEUE"),
