@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::sweep_fixture::{setup, FILES, SCENARIO};
+use common::sweep_fixture::{assert_same_files, setup, SCENARIO};
 use common::{fdlab, text};
 
 fn sweep(scenario: &str, out: &Path, extra: &[&str]) -> Output {
@@ -24,18 +24,6 @@ fn sweep(scenario: &str, out: &Path, extra: &[&str]) -> Output {
     ];
     args.extend_from_slice(extra);
     fdlab(&args)
-}
-
-fn assert_same_files(a: &Path, b: &Path) {
-    for f in FILES {
-        let (x, y) = (fs::read(a.join(f)).unwrap(), fs::read(b.join(f)).unwrap());
-        assert!(
-            x == y,
-            "{f} differs between {} and {}",
-            a.display(),
-            b.display()
-        );
-    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! What the end-to-end tests share: running the `fdlab` binary.
 #![allow(dead_code)] // each test crate uses its own subset
 
+pub mod slurm_cluster;
 pub mod sweep_fixture;
 
 use std::process::{Command, Output, Stdio};

@@ -51,3 +51,17 @@ pub fn setup(dir: &Path) -> String {
     fs::write(&path, SCENARIO).unwrap();
     path.to_str().unwrap().to_string()
 }
+
+/// Asserts that the finished sweep directories `a` and `b` hold the same
+/// bytes in each of [`FILES`].
+pub fn assert_same_files(a: &Path, b: &Path) {
+    for f in FILES {
+        let (x, y) = (fs::read(a.join(f)).unwrap(), fs::read(b.join(f)).unwrap());
+        assert!(
+            x == y,
+            "{f} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
