@@ -26,7 +26,7 @@ use crate::cluster::section::{html_section, ClusterSection};
 use crate::detail_table::{self, CLASS_COLUMNS, COLUMNS, KEY};
 pub use crate::html_nav::LeadSection;
 use crate::html_nav::{contents, nav_bar, part_heading, Entry, Part, TOP, VERDICT};
-use crate::html_parts::{close_section, key, legend, open_section, table};
+use crate::html_parts::{close_section, code_spans, key, legend, open_section, table};
 use crate::lockrpc::section::LockrpcSection;
 use crate::placement::section::PlacementSection;
 use crate::scenario_report::ScenarioReport;
@@ -376,19 +376,6 @@ fn verdicts(
 fn kind_of(settings: &str) -> Option<String> {
     let rest = settings.strip_prefix("kind = \"")?;
     Some(rest[..rest.find('"')?].to_string())
-}
-
-/// Escapes `text` and sets its `backquoted` names in code.
-fn code_spans(text: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in text.split('`').enumerate() {
-        if i % 2 == 1 {
-            let _ = write!(out, "<code>{}</code>", xml_escape(part));
-        } else {
-            out.push_str(&xml_escape(part));
-        }
-    }
-    out
 }
 
 /// The key of the tables' terms, shown next to the first table.

@@ -75,3 +75,16 @@ pub(crate) fn chart(out: &mut String, chart: &Chart) {
         }
     }
 }
+
+/// Escapes `text` and sets its `backquoted` names in code.
+pub(crate) fn code_spans(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{}</code>", xml_escape(part));
+        } else {
+            out.push_str(&xml_escape(part));
+        }
+    }
+    out
+}

@@ -16,8 +16,8 @@ use fdlab_protocol::Nanos;
 use fdlab_sim::stats::DurationStats;
 
 use super::blame::{blame, Mistake, Tolerance};
-use super::weigh::{classes, columns, weigh, Standing, Words};
-use super::{by_lineup, Group, Part};
+use super::weigh::{group, Standing, Words};
+use super::{by_lineup, Part};
 use crate::metrics::ScenarioMetrics;
 
 /// Nanoseconds in an hour and in a second.
@@ -105,19 +105,9 @@ pub fn detectors_part(metrics: &[ScenarioMetrics]) -> Part {
         .into_iter()
         .map(|(lineup, members)| {
             let scenarios: Vec<&ScenarioMetrics> = members.iter().map(|&i| &metrics[i]).collect();
-            let standings: Vec<Standing> = lineup.iter().map(|d| standing(d, &scenarios)).collect();
-            let (detect, tolerate) = classes(&standings);
-            let (pick, sentences) = weigh(&standings, &WORDS);
-            Group {
-                scenarios: scenarios.iter().map(|m| m.scenario.clone()).collect(),
-                columns: columns(&detect, &tolerate, &WORDS),
-                rows: standings
-                    .iter()
-                    .map(|s| s.row(&detect, &tolerate))
-                    .collect(),
-                pick,
-                sentences,
-            }
+            let standings: Vec<Standing> = lineup.iter().map(|c| standing(c, &scenarios)).collect();
+            let names = scenarios.iter().map(|m| m.scenario.clone()).collect();
+            group(names, &standings, &WORDS)
         })
         .collect();
     Part {

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use super::{Cell, Summary};
 use crate::charts::{xml_escape, Palette};
+use crate::html_parts::code_spans;
 
 /// The summary's own styles, added to the page's.
 pub const STYLE: &str = "
@@ -22,19 +23,6 @@ div.summary p.on { margin: 10px 0 2px; color: #444; font-size: 14px; }
 div.summary ul.pick li { margin: 3px 0; font-size: 14.5px; }
 div.summary ul.pick li:first-child { font-weight: 600; }
 ";
-
-/// `` `name` `` as `<code>name</code>`, the rest escaped.
-fn inline_code(text: &str) -> String {
-    let mut out = String::new();
-    for (i, piece) in text.split('`').enumerate() {
-        if i % 2 == 1 {
-            let _ = write!(out, "<code>{}</code>", xml_escape(piece));
-        } else {
-            out.push_str(&xml_escape(piece));
-        }
-    }
-    out
-}
 
 /// The body of the page's summary section, its styles first; each part's heading has the id
 /// `summary-<part>`. Detectors and judges carry their colours from
@@ -90,7 +78,7 @@ pub fn render(summary: &Summary, palette: &Palette) -> String {
             }
             out.push_str("</tbody></table></div>\n<ul class=\"pick\">\n");
             for sentence in &group.sentences {
-                let _ = writeln!(out, "<li>{}</li>", inline_code(sentence));
+                let _ = writeln!(out, "<li>{}</li>", code_spans(sentence));
             }
             out.push_str("</ul>\n");
         }

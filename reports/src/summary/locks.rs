@@ -8,13 +8,13 @@
 //!
 //! **The pick**, in this order: (1) stops using every dead peer; (2) fewest
 //! evictions of live peers; (3) fewest failed acquisitions; rates within a
-//! factor of [`SAME_WITHIN`] weigh the same in (2) and (3); (4) fastest to
+//! factor of [`super::weigh::SAME_WITHIN`] weigh the same in (2) and (3); (4) fastest to
 //! stop using a dead peer.
 
 use fdlab_protocol::Nanos;
 
 use super::blame::and_list;
-use super::weigh::SAME_WITHIN;
+use super::weigh::{bucket, smallest_positive as floor};
 use super::words::{duration, figure};
 use super::{by_lineup, Cell, Column, Group, Part, Row};
 use crate::lockrpc::{LockrpcMetrics, LockrpcSummary};
@@ -164,21 +164,6 @@ fn group(lineup: &[String], scenarios: &[&LockrpcMetrics]) -> Group {
         pick,
         sentences,
     }
-}
-
-fn bucket(v: Option<f64>, floor: f64) -> i64 {
-    match v {
-        None => i64::MAX,
-        Some(v) if v <= 0.0 => 0,
-        Some(v) => 1 + ((v / floor).ln() / SAME_WITHIN.ln()).floor() as i64,
-    }
-}
-
-fn floor(values: impl Iterator<Item = Option<f64>>) -> f64 {
-    values
-        .flatten()
-        .filter(|v| *v > 0.0)
-        .fold(f64::INFINITY, f64::min)
 }
 
 fn weigh(pools: &[Pool]) -> (Option<String>, Vec<String>) {

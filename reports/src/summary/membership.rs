@@ -13,8 +13,8 @@
 use fdlab_protocol::Nanos;
 
 use super::blame::{blame, Mistake, Tolerance};
-use super::weigh::{classes, columns, weigh, Standing, Words};
-use super::{by_lineup, Group, Part};
+use super::weigh::{group, Standing, Words};
+use super::{by_lineup, Part};
 use crate::cluster::{ClusterMetrics, MembershipReport};
 use fdlab_sim::scenario::FaultKind;
 
@@ -98,19 +98,9 @@ pub fn membership_part(reports: &[MembershipReport]) -> Part {
         .map(|(lineup, members)| {
             let scenarios: Vec<&ClusterMetrics> =
                 members.iter().map(|&i| &reports[i].metrics).collect();
-            let standings: Vec<Standing> = lineup.iter().map(|j| standing(j, &scenarios)).collect();
-            let (detect, tolerate) = classes(&standings);
-            let (pick, sentences) = weigh(&standings, &WORDS);
-            Group {
-                scenarios: scenarios.iter().map(|m| m.scenario.clone()).collect(),
-                columns: columns(&detect, &tolerate, &WORDS),
-                rows: standings
-                    .iter()
-                    .map(|s| s.row(&detect, &tolerate))
-                    .collect(),
-                pick,
-                sentences,
-            }
+            let standings: Vec<Standing> = lineup.iter().map(|c| standing(c, &scenarios)).collect();
+            let names = scenarios.iter().map(|m| m.scenario.clone()).collect();
+            group(names, &standings, &WORDS)
         })
         .collect();
     Part {

@@ -9,7 +9,7 @@
 //! server-hour, then less disagreement between clients, decide.
 
 use super::blame::and_list;
-use super::weigh::SAME_WITHIN;
+use super::weigh::{bucket, smallest_positive as floor, SAME_WITHIN};
 use super::words::figure;
 use super::{by_lineup, Cell, Column, Group, Part, Row};
 use crate::placement::{PlacementMetrics, PlacementReport, PlacementSummary};
@@ -166,21 +166,6 @@ fn group(lineup: &[String], scenarios: &[&PlacementMetrics]) -> Group {
         pick,
         sentences,
     }
-}
-
-fn bucket(v: Option<f64>, floor: f64) -> i64 {
-    match v {
-        None => i64::MAX,
-        Some(v) if v <= 0.0 => 0,
-        Some(v) => 1 + ((v / floor).ln() / SAME_WITHIN.ln()).floor() as i64,
-    }
-}
-
-fn floor(values: impl Iterator<Item = Option<f64>>) -> f64 {
-    values
-        .flatten()
-        .filter(|v| *v > 0.0)
-        .fold(f64::INFINITY, f64::min)
 }
 
 fn weigh(pools: &[Pool]) -> (Option<String>, Vec<String>) {

@@ -23,7 +23,7 @@ use fdlab_sim::scenario::FaultKind;
 
 use super::blame::{and_list, kinds_in_order, Tolerance};
 use super::words::{duration, durations, figure, fraction, times};
-use super::{Cell, Column, Row};
+use super::{Cell, Column, Group, Row};
 
 /// Rates within this factor of each other weigh the same in the pick.
 pub const SAME_WITHIN: f64 = 1.25;
@@ -154,9 +154,26 @@ pub fn columns(detect: &[FaultKind], tolerate: &[FaultKind], words: &Words) -> V
     columns
 }
 
+/// The group of `scenarios` whose candidates stand as `standings`: its
+/// table and its pick.
+pub fn group(scenarios: Vec<String>, standings: &[Standing], words: &Words) -> Group {
+    let (detect, tolerate) = classes(standings);
+    let (pick, sentences) = weigh(standings, words);
+    Group {
+        scenarios,
+        columns: columns(&detect, &tolerate, words),
+        rows: standings
+            .iter()
+            .map(|s| s.row(&detect, &tolerate))
+            .collect(),
+        pick,
+        sentences,
+    }
+}
+
 /// A bucket of a rate relative to the smallest non-zero one: zero, then one
-/// bucket per factor of [`SAME_WITHIN`].
-fn bucket(v: Option<f64>, smallest: f64) -> i64 {
+/// bucket per factor of [`SAME_WITHIN`]; `None` last.
+pub(crate) fn bucket(v: Option<f64>, smallest: f64) -> i64 {
     match v {
         None => i64::MAX,
         Some(v) if v <= 0.0 => 0,
@@ -164,7 +181,8 @@ fn bucket(v: Option<f64>, smallest: f64) -> i64 {
     }
 }
 
-fn smallest_positive(values: impl Iterator<Item = Option<f64>>) -> f64 {
+/// The smallest positive value, the base of [`bucket`] (infinity: none).
+pub(crate) fn smallest_positive(values: impl Iterator<Item = Option<f64>>) -> f64 {
     values
         .flatten()
         .filter(|v| *v > 0.0)
