@@ -148,6 +148,9 @@ fn one(scenario: &ValidScenario, members: &str, duration: Nanos) -> Result<f64, 
             .filter(|d| d.false_positive)
             .count(),
     );
+    // The reference of the same run: the bare heap loop over as many
+    // events (issue 37: a membership run's pace against the limit).
+    crate::bench_sim::heap_reference(&format!("the {members} run"), outcome.events, wall);
     crate::bench::say_peak_memory();
     Ok(wall)
 }
