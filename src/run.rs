@@ -101,7 +101,7 @@ fn named_as<'a>(
 ) -> &'a str {
     resolved
         .iter()
-        .position(|r| std::ptr::eq(r, scenario) || r.name == scenario.name)
+        .position(|r| r.name == scenario.name)
         .and_then(|i| args.get(i))
         .map_or(scenario.name.as_str(), String::as_str)
 }

@@ -3,8 +3,9 @@
 //!
 //! Sources: libketama (RJ/ketama `libketama/ketama.c`: `ketama_hashi`,
 //! `ketama_create_continuum`, `ketama_get_server`) and twemproxy
-//! (twitter/twemproxy 0.5.0 `src/hashkit/nc_ketama.c`: `ketama_update`,
-//! `ketama_hash`, `ketama_dispatch`). The two differ in what they hash and
+//! (twitter/twemproxy 0.5.0 `src/hashkit/nc_ketama.c`: `ketama_update` line
+//! 58, its point count line 162 and point names line 178,
+//! `ketama_hash`, `ketama_dispatch` line 222). The two differ in what they hash and
 //! in the key hash, and fdlab keeps them apart ([`Ketama::libketama`],
 //! [`Ketama::twemproxy`]).
 //!

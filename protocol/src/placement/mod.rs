@@ -14,9 +14,9 @@
 //! | `sockiopool` | [`sockiopool`] | memcacheddotnet / Memcached.ClientLibrary `SockIOPool.cs` `GetSock` (Java Whalin `SockIOPool.java`) |
 //! | `namespace` | [`namespace`] | fdlab: a SockIOPool per key namespace |
 //! | `modulo-failover` | [`modulo`] | python-memcached 1.59 `memcache.py` `Client._get_server` |
-//! | `modulo-eject` | [`modulo`], [`twemproxy`] | twemproxy `src/hashkit/nc_modula.c`, `auto_eject_hosts` |
+//! | `modulo-eject` | [`modulo`], [`twemproxy`] | twemproxy 0.5.0 `src/hashkit/nc_modula.c`, `auto_eject_hosts` |
 //! | `ketama` | [`ketama`] | libketama `ketama.c` |
-//! | `twemproxy-ketama` | [`ketama`], [`twemproxy`] | twemproxy `src/hashkit/nc_ketama.c` |
+//! | `twemproxy-ketama` | [`ketama`], [`twemproxy`] | twemproxy 0.5.0 `src/hashkit/nc_ketama.c` |
 //! | `rendezvous` | [`rendezvous`] | fdlab: highest random weight, FNV-1a + fmix64 |
 //!
 //! The two twemproxy distributions follow twemproxy's server names, order

@@ -72,9 +72,9 @@ impl ModuloFailover {
 
 /// `modulo-eject`: twemproxy `distribution: modula` with
 /// `auto_eject_hosts: true` (twitter/twemproxy 0.5.0
-/// src/hashkit/nc_modula.c): `modula_update` lists every live server
+/// src/hashkit/nc_modula.c): `modula_update` (line 29) lists every live server
 /// `weight` times in the pool's order (ejected ones, `next_retry > now`, are
-/// skipped) and `modula_dispatch` picks `continuum[hash % ncontinuum]`. The
+/// skipped) and `modula_dispatch` (line 146) picks `continuum[hash % ncontinuum]`. The
 /// pool's order is twemproxy's, by server name, not the configuration's
 /// ([`super::twemproxy::order`]); the key hash is the pool's `hash:`
 /// ([`super::TwemproxyHash`], default `fnv1a_64`). With no live server the

@@ -3,7 +3,7 @@
 //! in, and the key hash the pool is configured with (twitter/twemproxy,
 //! tag 0.5.0, the version Debian ships as `nutcracker` 0.5.0+dfsg).
 //!
-//! - **Names** (`src/nc_conf.c` `conf_add_server`, lines 1560-1665): a
+//! - **Names** (`src/nc_conf.c` `conf_add_server`, lines 1535-1660): a
 //!   server line is `host:port:weight [name]`. The name is the one given;
 //!   without one it is `host` when the port is 11211 ("to maintain backward
 //!   compatibility with libmemcached, we don't include the port as the part
@@ -11,16 +11,16 @@
 //!   equal to 11211", `CONF_DEFAULT_KETAMA_PORT`), else `host:port`. ketama
 //!   hashes `"{name}-{k}"` (`src/hashkit/nc_ketama.c` `ketama_update`, line
 //!   178).
-//! - **Order** (`src/nc_conf.c` `conf_validate_server`, line 1191):
+//! - **Order** (`src/nc_conf.c` `conf_validate_server`, line 1185):
 //!   `array_sort(&cp->server, conf_server_name_cmp)` sorts every pool's
 //!   servers by name with `string_compare` (`src/nc_string.c`, lines
 //!   102-109): a shorter name first, names of one length bytewise. `modula`
-//!   lists the servers in that order (`src/hashkit/nc_modula.c`
+//!   lists the servers in that order (`src/hashkit/nc_modula.c` line 29,
 //!   `modula_update`), so the order of the configuration file does not
 //!   matter, and two twemproxy instances with one pool in different orders
 //!   place every key alike.
 //! - **Key hash** (`hash:`, default `fnv1a_64`, `src/nc_conf.h`
-//!   `CONF_DEFAULT_HASH`): [`TwemproxyHash`].
+//!   line 44 `CONF_DEFAULT_HASH`): [`TwemproxyHash`].
 
 use std::fmt;
 
@@ -28,7 +28,8 @@ use super::hash::{ketama_key_hash, twemproxy_fnv1a_64};
 use super::Server;
 
 /// The port twemproxy leaves out of an unnamed server's name
-/// (`CONF_DEFAULT_KETAMA_PORT`, `src/nc_conf.h`).
+/// (`CONF_DEFAULT_KETAMA_PORT`, `src/nc_conf.h` line 56; `src/nc_conf.c`
+/// line 1643).
 pub const DEFAULT_KETAMA_PORT: &str = "11211";
 
 /// A pool's `hash:` (the two fdlab reproduces).
