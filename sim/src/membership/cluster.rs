@@ -79,8 +79,6 @@ pub(crate) struct Cluster {
     /// the events themselves carry views and votes).
     queue: EventQueue<u32>,
     pending: Pending,
-    /// Buffers for an agent's outputs (see `drain`).
-    outputs: (Vec<(SiloId, Wire)>, Vec<TableRequest>, Vec<Happened>),
     events: u64,
 }
 
@@ -103,6 +101,13 @@ impl Pending {
                 (self.items.len() - 1) as u32
             }
         }
+    }
+
+    /// Keeps `event`, due at `at`, and queues its slot.
+    #[inline]
+    fn queue(&mut self, queue: &mut EventQueue<u32>, at: Nanos, event: Event) {
+        let slot = self.put(Item { event, due: at });
+        queue.push(at.as_nanos(), slot);
     }
 
     fn take(&mut self, slot: u32) -> Item {
@@ -143,14 +148,12 @@ impl Cluster {
             ledger,
             queue: EventQueue::new(),
             pending: Pending::default(),
-            outputs: Default::default(),
             events: 0,
         }
     }
 
     fn push(&mut self, at: Nanos, event: Event) {
-        let slot = self.pending.put(Item { event, due: at });
-        self.queue.push(at.as_nanos(), slot);
+        self.pending.queue(&mut self.queue, at, event);
     }
 
     /// Queues `item` again at `at`, after everything already due then.
@@ -428,47 +431,53 @@ impl Cluster {
 
     /// Carries out what the node's agent asks, and arms its timer.
     fn drain(&mut self, now: Nanos, node: u32) {
-        let n = &mut self.nodes[node as usize];
+        // The agent (in `nodes`) hands its outputs straight to the network,
+        // the table service and the ledger, borrowed apart: no buffer in
+        // between (docs/perf.md). In the agent's order: its messages, then
+        // its table operations, then what happened.
+        let Cluster {
+            nodes,
+            network,
+            table,
+            ledger,
+            schedule,
+            queue,
+            pending,
+            ..
+        } = self;
+        let n = &mut nodes[node as usize];
         let generation = n.generation;
         let Some(agent) = n.agent.as_mut() else {
             return;
         };
         let me = agent.me(generation);
-        // The agent's outputs, drained into buffers kept from one event to
-        // the next (an event nearly always sends something).
-        let (mut sends, mut requests, mut events) = std::mem::take(&mut self.outputs);
-        sends.extend(std::iter::from_fn(|| agent.poll_transmit()));
-        requests.extend(std::iter::from_fn(|| agent.poll_table()));
-        events.extend(std::iter::from_fn(|| agent.poll_event()));
-        for (to, wire) in sends.drain(..) {
-            self.ledger.message(wire.bytes());
+        while let Some((to, wire)) = agent.poll_transmit() {
+            ledger.message(wire.bytes());
             // TCP (Orleans' messages, SWIM's streams) retransmits what the
             // network loses; a UDP datagram is lost for good.
             let arrival = if wire.on_connection() {
-                self.network
-                    .stream_arrival(&self.schedule, node, to.node, now)
+                network.stream_arrival(schedule, node, to.node, now)
             } else {
-                self.network.arrival(&self.schedule, node, to.node, now)
+                network.arrival(schedule, node, to.node, now)
             };
             if let Some(at) = arrival {
                 let event = Event::Deliver { to, from: me, wire };
-                self.push(at, event);
+                pending.queue(queue, at, event);
             }
         }
-        for request in requests.drain(..) {
-            let at = now + self.table.one_way(now);
-            self.push(at, Event::Table { from: me, request });
+        while let Some(request) = agent.poll_table() {
+            let at = now + table.one_way(now);
+            pending.queue(queue, at, Event::Table { from: me, request });
         }
         let mut stop = None;
-        for e in events.drain(..) {
+        while let Some(e) = agent.poll_event() {
             match e {
                 Happened::Orleans(e) => {
-                    self.ledger.event(now, me, e);
+                    ledger.event(now, me, e);
                     match e {
                         AgentEvent::ViewChanged { .. } => {
-                            let agent = self.nodes[node as usize].agent.as_ref();
-                            if let Some(view) = agent.and_then(Agent::view).cloned() {
-                                self.ledger.view(now, me, &view);
+                            if let Some(view) = agent.view() {
+                                ledger.view(now, me, view);
                             }
                         }
                         AgentEvent::Terminated => stop = Some(NodeChange::Terminated),
@@ -477,10 +486,9 @@ impl Cluster {
                         _ => {}
                     }
                 }
-                Happened::Swim(e) => self.ledger.swim_event(now, me, e),
+                Happened::Swim(e) => ledger.swim_event(now, me, e),
             }
         }
-        self.outputs = (sends, requests, events);
         if let Some(change) = stop {
             self.stop(now, node, change, None);
             if let Some(delay) = self.restart_after {
