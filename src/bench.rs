@@ -201,6 +201,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         (Nanos::from_secs(3600), Nanos::from_secs(3600))
     };
     let all = rayon::current_num_threads();
+    let mut ratios = crate::bench_ratios::Ratios::default();
     if want(Part::Pipeline) {
         let (events, wall) = sim::measure(
             &format!("dataflow 3x2 stages, 5 detectors, {pipeline_len}"),
@@ -212,10 +213,10 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         sim::heap_reference("the pipeline above", events, wall);
         let heap = sim::heap_reference("the built-in dataflow scenarios", all_events, all_wall);
         sim::wheel_reference(all_events, heap);
-        sim::budget(all_events, all_wall, alone, heap);
+        sim::budget(all_events, all_wall, alone, heap, &mut ratios);
     }
     if want(Part::Madsim) {
-        sim::madsim_workload()?;
+        sim::madsim_workload(&mut ratios)?;
     }
     if want(Part::Mesh) {
         let mesh = sim::big_mesh(1000, mesh_len);
@@ -224,13 +225,13 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         if all > 1 {
             sim::measure(&label, &mesh, all, 1)?;
         }
-        crate::bench_mesh::measure(args.quick)?;
+        crate::bench_mesh::measure(args.quick, &mut ratios)?;
     }
     if want(Part::Sweep) {
         sweeps(args.quick)?;
     }
     if want(Part::Membership) {
-        crate::bench_cluster::measure(args.quick)?;
+        crate::bench_cluster::measure(args.quick, &mut ratios)?;
     }
     if want(Part::Placement) {
         crate::bench_placement::measure(args.quick)?;
@@ -243,8 +244,10 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     }
     // Last: its peak memory (some GB) would hide the others'.
     if want(Part::Swim) {
-        crate::bench_cluster::measure_swim(args.quick)?;
+        crate::bench_cluster::measure_swim(args.quick, &mut ratios)?;
     }
+    say!("");
+    ratios.print();
     match peak_memory_kib() {
         Some(kib) => say!("\npeak memory (VmHWM): {:.1} MiB", kib as f64 / 1024.0),
         None => say!("\npeak memory: not available on this platform"),

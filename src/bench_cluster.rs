@@ -19,6 +19,8 @@ use fdlab_sim::scenario::{
 };
 use fdlab_sim::valid::ValidScenario;
 
+use crate::bench_ratios::Ratios;
+
 /// Silos of the benchmark cluster.
 pub const SILOS: u32 = 1_000;
 /// A rolling start over this long: a thousand silos joining within the
@@ -55,7 +57,7 @@ pub fn cluster(silos: u32, duration: Nanos) -> Scenario {
 
 /// Runs the benchmark cluster once with the classic judge, and once under
 /// Lifeguard, and prints their figures.
-pub fn measure(quick: bool) -> Result<(), String> {
+pub fn measure(quick: bool, ratios: &mut Ratios) -> Result<(), String> {
     let (silos, duration) = if quick {
         (100, Nanos::from_secs(600))
     } else {
@@ -68,7 +70,8 @@ pub fn measure(quick: bool) -> Result<(), String> {
         }
         let scenario = ValidScenario::new(scenario).map_err(|e| e.to_string())?;
         say!("\nmembership (Orleans {version}, default options, classic judge, one seed, one thread):");
-        one(&scenario, &format!("{silos} silos"), duration)?;
+        let label = format!("{silos} silos (Orleans {version})");
+        one(&scenario, &label, duration, ratios)?;
     }
     // The same cluster under SWIM with Lifeguard (memberlist's LAN defaults):
     // a probe every second and gossip every 200 ms, so a shorter run.
@@ -79,7 +82,8 @@ pub fn measure(quick: bool) -> Result<(), String> {
     }
     let swim = ValidScenario::new(swim).map_err(|e| e.to_string())?;
     say!("membership (SWIM with Lifeguard, memberlist's LAN defaults, one seed, one thread):");
-    one(&swim, &format!("{silos} members"), swim_duration).map(|_| ())
+    let label = format!("{silos} members (Lifeguard)");
+    one(&swim, &label, swim_duration, ratios).map(|_| ())
 }
 
 /// Members of the SWIM benchmark cluster.
@@ -90,7 +94,7 @@ const SWIM_TARGET_SECS: f64 = 120.0;
 /// Runs the SWIM benchmark cluster (Lifeguard) once and prints its figures
 /// beside the target, then once more without push/pull and TCP fallback
 /// pings, and prints what they cost.
-pub fn measure_swim(quick: bool) -> Result<(), String> {
+pub fn measure_swim(quick: bool, ratios: &mut Ratios) -> Result<(), String> {
     let (members, duration) = if quick {
         (1_000, Nanos::from_secs(600))
     } else {
@@ -113,12 +117,13 @@ pub fn measure_swim(quick: bool) -> Result<(), String> {
         "
 SWIM with Lifeguard at scale (memberlist's LAN defaults, one seed, one thread):"
     );
-    let wall = one(&scenario(true)?, &format!("{members} members"), duration)?;
+    let label = format!("{members} members (Lifeguard)");
+    let wall = one(&scenario(true)?, &label, duration, ratios)?;
     if !quick {
         crate::bench::say_target(wall, SWIM_TARGET_SECS);
     }
     let label = format!("{members} members, no push/pull or TCP pings");
-    let reference = one(&scenario(false)?, &label, duration)?;
+    let reference = one(&scenario(false)?, &label, duration, ratios)?;
     say!(
         "  push/pull and TCP fallback pings: {:.2}x the time of the same cluster without them",
         wall / reference
@@ -128,7 +133,12 @@ SWIM with Lifeguard at scale (memberlist's LAN defaults, one seed, one thread):"
 
 /// Runs `scenario`'s first judge once and prints the figures; returns the
 /// wall time in seconds.
-fn one(scenario: &ValidScenario, members: &str, duration: Nanos) -> Result<f64, String> {
+fn one(
+    scenario: &ValidScenario,
+    members: &str,
+    duration: Nanos,
+    ratios: &mut Ratios,
+) -> Result<f64, String> {
     let start = Instant::now();
     let (outcome, _) = membership::run(scenario, 1, 0, false);
     let wall = start.elapsed().as_secs_f64();
@@ -150,7 +160,13 @@ fn one(scenario: &ValidScenario, members: &str, duration: Nanos) -> Result<f64, 
     );
     // The reference of the same run: the bare heap loop over as many
     // events (issue 37: a membership run's pace against the limit).
-    crate::bench_sim::heap_reference(&format!("the {members} run"), outcome.events, wall);
+    let heap =
+        crate::bench_sim::heap_reference(&format!("the {members} run"), outcome.events, wall);
+    ratios.add(
+        format!("membership, {members} x {duration}: events/s"),
+        heap / wall,
+        None,
+    );
     crate::bench::say_peak_memory();
     Ok(wall)
 }

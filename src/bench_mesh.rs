@@ -12,6 +12,7 @@ use fdlab_protocol::Nanos;
 use fdlab_sim::engine::{part_count, run};
 use fdlab_sim::valid::ValidScenario;
 
+use crate::bench_ratios::{Ratios, Target};
 use crate::bench_sim::big_mesh;
 
 /// The highest peak memory seen before a reset (KiB), so that the whole
@@ -35,8 +36,55 @@ fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// The 10,000-node mesh for 10 minutes (`scenarios/bench/mesh-10000.toml`)
+/// on every thread: simulated in this process, then `fdlab run` of the
+/// file end to end, beside the bare heap loop over as many events (issue
+/// 37's target: per thread, at least the loop's events/s).
+fn end_to_end(threads: usize, ratios: &mut Ratios) -> Result<(), String> {
+    let file = crate::bench_e2e::MESH_10000;
+    let scenario = crate::bench_e2e::scenario(file)?;
+    let fdlab_sim::scenario::Topology::Mesh { nodes, .. } = scenario.topology else {
+        return Err(format!("{}: not a mesh", file.0));
+    };
+    let parts = part_count(&scenario, 1);
+    let start = Instant::now();
+    let (outcome, _) = run(&scenario, 1, false);
+    let wall = start.elapsed().as_secs_f64();
+    let events = outcome.events;
+    let per_thread = |wall: f64| events as f64 / wall / 1e6 / threads as f64;
+    let label = format!(
+        "mesh {nodes} nodes x 10 monitors, 2 detectors, {}",
+        scenario.duration
+    );
+    say!(
+        "  {label:<52} {parts:>4} parts {threads:>2} thr {events:>11} events in {wall:>7.2} s = {:>6.2} M events/s per thread",
+        per_thread(wall)
+    );
+    let child = crate::bench_e2e::fdlab_run(file, threads)?;
+    say!(
+        "  {:<52}          {threads:>2} thr {events:>11} events in {:>7.2} s = {:>6.2} M events/s per thread, peak memory {}",
+        format!("the same, `fdlab run {} --jobs {threads}`", file.0),
+        child.wall,
+        per_thread(child.wall),
+        child.peak.text(Some((nodes, "node")))
+    );
+    let heap = crate::bench_sim::heap_reference_per_thread(
+        &format!("`fdlab run` of the {nodes}-node mesh"),
+        events,
+        child.wall,
+        threads,
+    );
+    ratios.add(
+        format!("{nodes}-node mesh, `fdlab run` end to end: events/s per thread"),
+        heap / (child.wall * threads as f64),
+        Some(Target::AtLeast(1.0)),
+    );
+    Ok(())
+}
+
 /// Runs the large meshes and prints their figures.
-pub fn measure(quick: bool) -> Result<(), String> {
+pub fn measure(quick: bool, ratios: &mut Ratios) -> Result<(), String> {
+    end_to_end(rayon::current_num_threads(), ratios)?;
     let runs: &[(u32, u64)] = if quick {
         &[(10_000, 60)]
     } else {
@@ -52,7 +100,7 @@ pub fn measure(quick: bool) -> Result<(), String> {
         let (outcome, _) = run(&scenario, 1, false);
         let wall = start.elapsed().as_secs_f64();
         let peak = crate::bench::vm_hwm_kib().map_or("not available".to_string(), |kib| {
-            format!("{:.0} MiB", kib as f64 / 1024.0)
+            crate::bench_e2e::Peak::Exact(kib).text(Some((nodes, "node")))
         });
         say!(
             "  {:<52} {parts:>4} parts {threads:>2} thr {:>11} events in {wall:>7.2} s = {:>6.2} M events/s, peak memory {peak}",

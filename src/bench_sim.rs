@@ -182,9 +182,20 @@ const HEAP_PENDING: usize = 100;
 /// printed with the ratio of that run's events/s to the loop's; returns
 /// the loop's wall time.
 pub fn heap_reference(what: &str, events: u64, wall: f64) -> f64 {
+    heap_reference_per_thread(what, events, wall, 1)
+}
+
+/// [`heap_reference`] for a run on `threads` threads: the ratio is of its
+/// events/s per thread to the loop's (on one).
+pub fn heap_reference_per_thread(what: &str, events: u64, wall: f64, threads: usize) -> f64 {
     let label = format!("bare binary-heap loop, {HEAP_PENDING} pending, no work");
     bare_row(&label, fdlab_sim::baseline::heap_loop, events, |heap| {
-        format!("{what} ran at {:.2}x the loop's events/s", heap / wall)
+        if threads == 1 {
+            format!("{what} ran at {:.2}x the loop's events/s", heap / wall)
+        } else {
+            let ratio = heap / (wall * threads as f64);
+            format!("{what} ran at {ratio:.2}x the loop's events/s per thread")
+        }
     })
 }
 
@@ -218,7 +229,13 @@ fn bare_row(
 /// What the heap loop's pace leaves the simulator per event, once the
 /// detectors' own work ([`detectors_alone`], its two bounds) is paid,
 /// against what it takes now.
-pub fn budget(events: u64, wall: f64, (low, high): (f64, f64), heap: f64) {
+pub fn budget(
+    events: u64,
+    wall: f64,
+    (low, high): (f64, f64),
+    heap: f64,
+    ratios: &mut crate::bench_ratios::Ratios,
+) {
     let ns = |secs: f64| secs / events as f64 * 1e9;
     say!(
         "  per event: the runs {:.1} ns, their detectors' calls {:.1}-{:.1} ns, the heap loop {:.1} ns: at the loop's pace\n  \
@@ -232,12 +249,19 @@ pub fn budget(events: u64, wall: f64, (low, high): (f64, f64), heap: f64) {
         ns(wall - high),
         ns(wall - low)
     );
+    // Issue 37: the engine's own cost per event at most the heap loop's
+    // (the detectors' cost taken at its upper bound: fdlab's best case).
+    ratios.add(
+        "dataflow built-ins: a run's cost per event beyond its detectors",
+        (wall - high) / heap,
+        Some(crate::bench_ratios::Target::AtMost(1.0)),
+    );
 }
 
 /// fdlab's side of the madsim comparison (issue 9/9): the workload
 /// simulated, its metrics computed, on one thread and on all; `cargo
 /// simbench` runs madsim's side beside the same.
-pub fn madsim_workload() -> Result<(), String> {
+pub fn madsim_workload(ratios: &mut crate::bench_ratios::Ratios) -> Result<(), String> {
     let scenario =
         ValidScenario::new(fdlab_sim::baseline::madsim_workload()).map_err(|e| e.to_string())?;
     let mut one_thread = None;
@@ -266,9 +290,27 @@ pub fn madsim_workload() -> Result<(), String> {
         );
         one_thread.get_or_insert((events, wall));
     }
-    if let Some((events, wall)) = one_thread {
-        heap_reference("the madsim workload on one thread", events, wall);
-    }
+    let Some((events, wall)) = one_thread else {
+        return Ok(());
+    };
+    heap_reference("the madsim workload on one thread", events, wall);
+    // The user's command, end to end: what issue 37's target is read on.
+    let child = crate::bench_e2e::fdlab_run(crate::bench_e2e::MADSIM_WORKLOAD, 1)?;
+    say!(
+        "  {:<52}    1 thr {events:>11} events in {:>7.2} s = {:>6.2} M events/s, peak memory {}",
+        "the same, `fdlab run FILE --jobs 1`: process, report",
+        child.wall,
+        events as f64 / child.wall / 1e6,
+        child.peak.text(None)
+    );
+    let heap = heap_reference("`fdlab run` of the madsim workload", events, child.wall);
+    // Madsim itself runs only under `cargo simbench`, whose target (30x
+    // madsim's events/s) this table cannot show.
+    ratios.add(
+        "madsim workload, `fdlab run` end to end: events/s",
+        heap / child.wall,
+        None,
+    );
     Ok(())
 }
 

@@ -44,3 +44,28 @@ fn the_pipeline_part_prints_its_references_and_budget() {
     let alone = numbers(&stdout, "their detectors alone");
     assert!(alone[0] > 0.0, "{alone:?}");
 }
+
+/// `fdlab bench --only madsim`: the workload in this process, then the
+/// user's command on its file (`fdlab run`, a child process, its report
+/// written), each beside the heap loop over as many events.
+#[test]
+fn the_madsim_part_times_fdlab_run_end_to_end() {
+    let out = fdlab(&["bench", "--quick", "--only", "madsim"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let run = numbers(&stdout, "the same, `fdlab run FILE --jobs 1`");
+    // ... 1 thr N events in S s = R M events/s, peak memory M MiB.
+    let [threads, events, secs, rate, peak] = run[run.len() - 5..] else {
+        panic!("{run:?}");
+    };
+    assert_eq!(threads, 1.0, "{run:?}");
+    assert!(
+        events > 2.0 * 90.0 * 99_000.0 && secs > 0.0 && rate > 0.0,
+        "{run:?}"
+    );
+    assert!(peak >= 1.0, "{run:?}");
+    assert!(
+        stdout.contains("`fdlab run` of the madsim workload ran at"),
+        "{stdout}"
+    );
+}

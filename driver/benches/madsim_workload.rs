@@ -12,7 +12,16 @@
 //!   (`fdlab_sim::baseline::madsim_workload`), a fixed timeout on every
 //!   pair, simulated and its report's metrics computed;
 //! - a bare binary-heap event loop doing no work, as many events as
-//!   fdlab's run.
+//!   fdlab's run;
+//! - the user's command, end to end: the `fdlab` binary (built here with
+//!   `cargo build --release` first) running
+//!   `scenarios/bench/madsim-workload.toml` with `--jobs 1`, timed from
+//!   its start to its exit, its report written (issue 37's target: at
+//!   least 30 times madsim's faster way).
+//!
+//! The rows run in rounds, one of each per round, and each row's median
+//! over the rounds is printed: a row alone swings by a third on a shared
+//! machine.
 //!
 //! Only under `--cfg madsim` (the alias in `.cargo/config.toml` builds it
 //! so, in `target/madsim`); a normal build prints how to run it. The
@@ -38,6 +47,7 @@ fn main() {
 
 #[cfg(madsim)]
 mod rows {
+    use std::path::{Path, PathBuf};
     use std::process::Command;
     use std::time::Instant;
 
@@ -45,37 +55,111 @@ mod rows {
 
     /// The rows, in the order they run: madsim with either way of sending
     /// (the faster is the reference), fdlab on one and on two threads, the
-    /// bare heap loop.
-    const ROWS: [&str; 5] = ["madsim", "madsim-node", "fdlab-1", "fdlab-2", "heap"];
+    /// bare heap loop, `fdlab run` end to end.
+    const ROWS: [&str; 6] = [
+        "madsim",
+        "madsim-node",
+        "fdlab-1",
+        "fdlab-2",
+        "heap",
+        "fdlab-run",
+    ];
+    /// Rounds of all the rows; each row's median is taken.
+    const ROUNDS: usize = 3;
     /// Pending events of the workload for the heap loop: a tick per stream
     /// and the datagrams in flight (5.5 ms of a 10 ms period on average).
     const HEAP_PENDING: usize = 90 + 50;
 
-    /// Runs every row in its own process and prints the ratios.
+    /// Runs every row in its own process, `ROUNDS` times, and prints each
+    /// row's median and the ratios.
     pub fn all() {
+        build_fdlab();
         let me = std::env::current_exe().expect("this benchmark's path");
-        let mut walls = Vec::new();
-        for row in ROWS {
-            let out = Command::new(&me).arg(row).output().expect("a row runs");
-            let text = String::from_utf8_lossy(&out.stdout);
-            for line in text.lines().filter(|l| !l.starts_with("wall_s=")) {
-                println!("{line}");
+        let mut walls = vec![Vec::new(); ROWS.len()];
+        for round in 1..=ROUNDS {
+            println!("round {round} of {ROUNDS}:");
+            for (i, row) in ROWS.iter().enumerate() {
+                let out = Command::new(&me).arg(row).output().expect("a row runs");
+                let text = String::from_utf8_lossy(&out.stdout);
+                for line in text.lines().filter(|l| !l.starts_with("wall_s=")) {
+                    println!("  {line}");
+                }
+                let wall: f64 = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("wall_s="))
+                    .and_then(|w| w.trim().parse().ok())
+                    .unwrap_or_else(|| panic!("row {row} printed no wall_s: {text}"));
+                walls[i].push(wall);
             }
-            let wall: f64 = text
-                .lines()
-                .find_map(|l| l.strip_prefix("wall_s="))
-                .and_then(|w| w.trim().parse().ok())
-                .unwrap_or_else(|| panic!("row {row} printed no wall_s: {text}"));
-            walls.push(wall);
         }
-        let madsim = walls[0].min(walls[1]);
-        let (one, two, heap) = (walls[2], walls[3], walls[4]);
+        let median = |i: usize| {
+            let mut w = walls[i].clone();
+            w.sort_by(f64::total_cmp);
+            w[w.len() / 2]
+        };
+        println!("medians of {ROUNDS} rounds:");
+        for (i, row) in ROWS.iter().enumerate() {
+            println!("  {row:<12} {:.3} s", median(i));
+        }
+        let madsim = median(0).min(median(1));
+        let (one, two, heap, run) = (median(2), median(3), median(4), median(5));
         println!(
-            "fdlab against madsim's faster way: {:.1}x on one thread, {:.1}x on two (target: 30x); fdlab's events/s on one thread: {:.2}x the bare heap loop's",
+            "`fdlab run` end to end against madsim's faster way: {:.1}x on one thread (target: 30x)",
+            madsim / run
+        );
+        println!(
+            "fdlab's run in process against madsim's faster way: {:.1}x on one thread, {:.1}x on two; fdlab's events/s on one thread: {:.2}x the bare heap loop's",
             madsim / one,
             madsim / two,
             heap / one
         );
+    }
+
+    /// The workspace's root (this package's parent).
+    fn workspace() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("the driver package sits in the workspace")
+            .to_path_buf()
+    }
+
+    /// The release `fdlab` binary the end-to-end row runs.
+    fn fdlab_binary() -> PathBuf {
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace().join("target"));
+        target.join("release").join("fdlab")
+    }
+
+    /// Builds the release `fdlab` as a user does (`cargo build --release`:
+    /// the normal build, without `--cfg madsim`), unless it is up to date.
+    fn build_fdlab() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        println!("building the release fdlab for the end-to-end row (cargo build --release)");
+        let status = Command::new(cargo)
+            .args(["build", "--release", "--quiet", "--bin", "fdlab"])
+            .current_dir(workspace())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo build --release failed");
+    }
+
+    /// `fdlab run` of the workload's file on one thread, start to exit.
+    fn fdlab_run() -> f64 {
+        let out = std::env::temp_dir().join(format!("fdlab-simbench-{}", std::process::id()));
+        let file = workspace().join("scenarios/bench/madsim-workload.toml");
+        let start = Instant::now();
+        let status = Command::new(fdlab_binary())
+            .arg("run")
+            .arg(&file)
+            .args(["--jobs", "1", "-q", "--out"])
+            .arg(&out)
+            .status()
+            .expect("fdlab runs");
+        let wall = start.elapsed().as_secs_f64();
+        let _ = std::fs::remove_dir_all(&out);
+        assert!(status.success(), "fdlab run {} failed", file.display());
+        wall
     }
 
     /// fdlab's run of the workload with its metrics, on `threads` threads;
@@ -116,6 +200,12 @@ mod rows {
                 let threads = if row == "fdlab-1" { 1 } else { 2 };
                 let events = fdlab(threads);
                 format!("fdlab, fixed timeout on every pair, with its metrics, {threads} thread(s): {events} events")
+            }
+            "fdlab-run" => {
+                let wall = fdlab_run();
+                println!("`fdlab run scenarios/bench/madsim-workload.toml --jobs 1`, end to end, its report written: {wall:.2} s");
+                println!("wall_s={wall}");
+                return;
             }
             "heap" => {
                 // As many events as fdlab's run (a cheap run tells how many).

@@ -1,0 +1,185 @@
+//! `fdlab bench`'s end-to-end rows (issue 37): `fdlab run` of a scenario
+//! file as a user runs it (this binary started again as a child process,
+//! the file read and checked, the run simulated, its report written),
+//! timed from outside, with the child's peak memory. The scenarios are
+//! the files of `scenarios/bench/`, built into the binary so that an
+//! installed `fdlab bench` needs no checkout.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use fdlab_sim::valid::ValidScenario;
+
+/// `scenarios/bench/madsim-workload.toml`: the madsim comparison's workload.
+pub const MADSIM_WORKLOAD: (&str, &str) = (
+    "madsim-workload.toml",
+    include_str!("../scenarios/bench/madsim-workload.toml"),
+);
+/// `scenarios/bench/mesh-10000.toml`: the 10,000-node mesh, 10 minutes.
+pub const MESH_10000: (&str, &str) = (
+    "mesh-10000.toml",
+    include_str!("../scenarios/bench/mesh-10000.toml"),
+);
+
+/// One of the files above, parsed as `fdlab run` parses it.
+pub fn scenario((file, text): (&str, &str)) -> Result<ValidScenario, String> {
+    fdlab_scenarios::scenario_file::parse_scenario(file, text, None).map_err(|e| e.to_string())
+}
+
+/// What a child `fdlab run` took.
+pub struct Child {
+    /// Wall time from the spawn to its exit, s.
+    pub wall: f64,
+    /// Its peak resident memory.
+    pub peak: Peak,
+}
+
+/// A child's peak resident memory (`ru_maxrss`), KiB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peak {
+    Exact(u64),
+    /// An earlier child's peak was as high: this one's is at most that.
+    AtMost(u64),
+}
+
+impl Peak {
+    /// "12 MiB" (or "at most 12 MiB"); `per` items: "(1.2 KiB per node)".
+    pub fn text(self, per: Option<(u32, &str)>) -> String {
+        let (kib, prefix) = match self {
+            Peak::Exact(kib) => (kib, ""),
+            Peak::AtMost(kib) => (kib, "at most "),
+        };
+        let mut text = format!("{prefix}{:.0} MiB", kib as f64 / 1024.0);
+        if let Some((count, what)) = per {
+            text += &format!(
+                " ({prefix}{:.1} KiB per {what})",
+                kib as f64 / f64::from(count)
+            );
+        }
+        text
+    }
+}
+
+/// A scratch directory for the child's file and report, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, String> {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!("fdlab-bench-{}-{n}", std::process::id());
+        let dir = std::env::temp_dir().join(name);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `fdlab run FILE --jobs JOBS --out DIR -q` on one of the files
+/// above in a child process of this binary and times it, start to exit.
+pub fn fdlab_run((file, text): (&str, &str), jobs: usize) -> Result<Child, String> {
+    let scratch = Scratch::new()?;
+    let path = scratch.0.join(file);
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let me = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
+    run_child(&me, &path, jobs, &scratch.0)
+}
+
+/// Times `fdlab` (the binary at `exe`) running `file` with `jobs` threads,
+/// its report written under `scratch`.
+fn run_child(exe: &Path, file: &Path, jobs: usize, scratch: &Path) -> Result<Child, String> {
+    let log = scratch.join("stderr.txt");
+    let stderr = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let start = Instant::now();
+    let mut child = Command::new(exe)
+        .arg("run")
+        .arg(file)
+        .args(["--jobs", &jobs.to_string(), "-q", "--out"])
+        .arg(scratch.join("report"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("{}: {e}", exe.display()))?;
+    let before = children_peak_kib();
+    let status = child
+        .wait()
+        .map_err(|e| format!("waiting for {}: {e}", exe.display()))?;
+    let wall = start.elapsed().as_secs_f64();
+    // The children's peak is a maximum over all of them: it names this
+    // child's peak only when this child raised it. (Without unsafe code,
+    // which the workspace forbids, there is no `wait4` to ask for one
+    // child's.)
+    let after = children_peak_kib();
+    let peak = if after > before {
+        Peak::Exact(after)
+    } else {
+        Peak::AtMost(after)
+    };
+    if !status.success() {
+        let status = status
+            .code()
+            .map_or("a signal".to_string(), |c| format!("status {c}"));
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
+        return Err(format!(
+            "fdlab run {} exited with {status}: {}",
+            file.display(),
+            said.trim()
+        ));
+    }
+    Ok(Child { wall, peak })
+}
+
+/// The largest peak resident memory of this process's children waited
+/// for so far, KiB (Linux reports `ru_maxrss` in KiB).
+fn children_peak_kib() -> u64 {
+    use nix::sys::resource::{getrusage, UsageWho};
+    getrusage(UsageWho::RUSAGE_CHILDREN).map_or(0, |u| u.max_rss().max(0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fdlab_protocol::Nanos;
+
+    /// The files are the scenarios the in-process rows build: a file
+    /// edited apart from its code (or the reverse) fails here.
+    #[test]
+    fn the_bench_files_are_the_benchmarks_scenarios() {
+        let same = |file, code: fdlab_sim::scenario::Scenario| {
+            let parsed = scenario(file).unwrap().into_inner();
+            let code = ValidScenario::new(code).unwrap().into_inner();
+            let unnamed = |s: fdlab_sim::scenario::Scenario| fdlab_sim::scenario::Scenario {
+                name: String::new(),
+                description: String::new(),
+                ..s
+            };
+            assert_eq!(unnamed(parsed), unnamed(code), "{}", file.0);
+        };
+        same(MADSIM_WORKLOAD, fdlab_sim::baseline::madsim_workload());
+        let ten_minutes = Nanos::from_secs(600);
+        same(MESH_10000, crate::bench_sim::big_mesh(10_000, ten_minutes));
+    }
+
+    #[test]
+    fn a_child_that_fails_is_an_error_naming_its_file() {
+        let scratch = Scratch::new().unwrap();
+        let file = scratch.0.join("some.toml");
+        let ok = run_child(Path::new("/bin/true"), &file, 1, &scratch.0).unwrap();
+        assert!(ok.wall > 0.0);
+        let err = run_child(Path::new("/bin/false"), &file, 1, &scratch.0)
+            .err()
+            .unwrap();
+        assert!(
+            err.contains("exited with status 1") && err.contains("some.toml"),
+            "{err}"
+        );
+    }
+}
