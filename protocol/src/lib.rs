@@ -17,6 +17,7 @@
 //! [`lockrpc`] holds the lock-RPC channel policies of SPEC §10 (RustFS, MinIO dsync).
 
 pub mod config;
+mod crossing;
 pub mod decay;
 pub mod detector;
 pub mod fixed;

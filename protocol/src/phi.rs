@@ -49,6 +49,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ensure, ensure_bounded, ensure_positive, ConfigError};
+use crate::crossing::Crossing;
 use crate::detector::FailureDetector;
 use crate::time::Nanos;
 use crate::verdict::Verdict;
@@ -342,18 +343,11 @@ impl PhiAccrual {
     /// the closed form, corrected to the nanosecond with the same float
     /// expression `phi_after` evaluates.
     fn crossing(&self, y_hi: f64) -> Option<Nanos> {
-        let guess = match self.config.distribution {
-            PhiDistribution::Exponential => y_hi * self.mean.max(1.0),
-            PhiDistribution::Normal | PhiDistribution::NormalExact => {
-                self.mean + y_hi * self.std_dev
-            }
+        let (shift, den) = match self.config.distribution {
+            PhiDistribution::Exponential => (0.0, self.mean.max(1.0)),
+            PhiDistribution::Normal | PhiDistribution::NormalExact => (self.mean, self.std_dev),
         };
-        let guess = if guess.is_finite() {
-            ceil_u64(guess.max(0.0))
-        } else {
-            u64::MAX
-        };
-        first_true(guess, |dt| self.standardized(dt as f64) >= y_hi).map(Nanos)
+        Crossing::new(shift, den, y_hi).first().map(Nanos)
     }
 
     fn classify(&self, now: Nanos) -> Verdict {
@@ -365,74 +359,6 @@ impl PhiAccrual {
             Verdict::Alive
         }
     }
-}
-
-/// `x.ceil() as u64` for a finite `x >= 0`, the same value without `ceil`,
-/// a library call on x86-64's baseline (SSE4.1 makes it one instruction) on
-/// every crossing: `as` truncates and saturates, and a whole `x` survives
-/// the round trip through `u64` exactly (every `x` from 2^53 up is whole).
-#[inline]
-fn ceil_u64(x: f64) -> u64 {
-    debug_assert!(x.is_finite() && x >= 0.0, "{x}");
-    let whole = x as u64;
-    if (whole as f64) < x {
-        // Past u64::MAX (`whole` saturated), `ceil() as u64` saturates too.
-        whole.saturating_add(1)
-    } else {
-        whole
-    }
-}
-
-/// The smallest `x` with `pred(x)`, for a predicate that is false then true
-/// along `u64`, searching outward from `guess`; `None` if never true.
-fn first_true(guess: u64, pred: impl Fn(u64) -> bool) -> Option<u64> {
-    // Bracket the switch in (lo, hi] with !pred(lo) (or lo absent) and pred(hi).
-    let (lo, mut hi): (Option<u64>, u64);
-    if pred(guess) {
-        if guess == 0 || !pred(guess - 1) {
-            return Some(guess);
-        }
-        let mut step = 2u64;
-        hi = guess - 1;
-        loop {
-            let probe = hi.saturating_sub(step);
-            if !pred(probe) {
-                lo = Some(probe);
-                break;
-            }
-            if probe == 0 {
-                return Some(0);
-            }
-            hi = probe;
-            step = step.saturating_mul(2);
-        }
-    } else {
-        let mut step = 1u64;
-        let mut below = guess;
-        loop {
-            if below == u64::MAX {
-                return None;
-            }
-            let probe = below.saturating_add(step);
-            if pred(probe) {
-                hi = probe;
-                lo = Some(below);
-                break;
-            }
-            below = probe;
-            step = step.saturating_mul(2);
-        }
-    }
-    let mut lo = lo.unwrap_or(0);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Some(hi)
 }
 
 impl FailureDetector for PhiAccrual {
@@ -766,18 +692,6 @@ mod tests {
         }
     }
 
-    proptest! {
-        /// The guess of a crossing rounds up exactly as `ceil` does.
-        #[test]
-        fn ceil_u64_is_ceil(bits in any::<u64>(), small in 0.0f64..1e6) {
-            for x in [f64::from_bits(bits >> 1), small, small.floor(), 2f64.powi(53) + 2.0, 2f64.powi(64), 1e300] {
-                if x.is_finite() && x >= 0.0 {
-                    prop_assert_eq!(ceil_u64(x), x.ceil() as u64, "{}", x);
-                }
-            }
-        }
-    }
-
     #[test]
     fn y_at_phi_is_the_exact_float_boundary() {
         for distribution in [
@@ -798,16 +712,6 @@ mod tests {
         }
         // The logistic boundary of phi = 8 is Orleans' k.
         assert!((PhiDistribution::Normal.y_at_phi(8.0) - 5.226).abs() < 1e-3);
-    }
-
-    #[test]
-    fn first_true_finds_the_switch() {
-        for switch in [0u64, 1, 2, 17, 1000, 1 << 40] {
-            for guess in [0u64, 1, 5, 999, 1001, 1 << 41] {
-                assert_eq!(first_true(guess, |x| x >= switch), Some(switch));
-            }
-        }
-        assert_eq!(first_true(3, |_| false), None);
     }
 
     proptest! {
