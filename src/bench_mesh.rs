@@ -100,7 +100,7 @@ pub fn measure(quick: bool, ratios: &mut Ratios) -> Result<(), String> {
         let (outcome, _) = run(&scenario, 1, false);
         let wall = start.elapsed().as_secs_f64();
         let peak = crate::bench::vm_hwm_kib().map_or("not available".to_string(), |kib| {
-            crate::bench_e2e::Peak::Exact(kib).text(Some((nodes, "node")))
+            crate::bench_e2e::Peak(Some(kib)).text(Some((nodes, "node")))
         });
         say!(
             "  {:<52} {parts:>4} parts {threads:>2} thr {:>11} events in {wall:>7.2} s = {:>6.2} M events/s, peak memory {peak}",

@@ -292,8 +292,13 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         return RunJson::new(&view, summary, index.display().to_string()).print();
     }
     if text {
+        // The process's peak memory (Linux), for a user sizing a larger
+        // run, and for `fdlab bench`'s end-to-end rows, which read it here.
+        let peak = crate::bench::vm_hwm_kib().map_or(String::new(), |kib| {
+            format!(", peak memory {:.1} MiB", kib as f64 / 1024.0)
+        });
         say!(
-            "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} thread{})",
+            "{runs} runs, {events} simulated events in {wall:.2} s ({:.2} M events/s on {threads} thread{}){peak}",
             events as f64 / wall.max(1e-9) / 1e6,
             fdlab_reports::words::plural(threads),
         );
