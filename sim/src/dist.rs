@@ -240,12 +240,17 @@ impl QuantileTable {
     #[inline]
     pub fn quantile(&self, p: f64) -> f64 {
         let x = p * TABLE_STEPS as f64;
-        // `as` saturates: a `p` outside (0, 1) lands in an exact tail.
-        let step = x as usize;
-        if !(EXACT_TAIL_STEPS..TABLE_STEPS - EXACT_TAIL_STEPS).contains(&step) {
+        // `as` saturates: a `p` outside (0, 1) lands in an exact tail. A
+        // signed step: x86-64 converts f64 to and from i64 in one
+        // instruction each, to and from u64 in several (the same value
+        // here, where the step is below 2^12).
+        let step = x as i64;
+        const FIRST: i64 = EXACT_TAIL_STEPS as i64;
+        const END: i64 = (TABLE_STEPS - EXACT_TAIL_STEPS) as i64;
+        if !(FIRST..END).contains(&step) {
             return self.tail(p);
         }
-        let i = step - EXACT_TAIL_STEPS;
+        let i = (step - FIRST) as usize;
         let (lo, hi) = (self.values[i], self.values[i + 1]);
         lo + (hi - lo) * (x - step as f64)
     }

@@ -255,10 +255,9 @@ impl Simulation<'_, Quiet, SmallQueue<Event>> {
         // Verdict changes are rare: noted after the pass, in slot order.
         let mut changed = 0u64;
         for (i, (s, detector)) in slots.iter_mut().zip(detectors).enumerate() {
-            detector.handle_heartbeat(local);
-            let verdict = detector.verdict();
+            let (verdict, due) = detector.handle_heartbeat_then_poll(local);
             changed |= u64::from(verdict != s.verdict) << (i % 64);
-            let Some(local_due) = detector.poll_timeout() else {
+            let Some(local_due) = due else {
                 s.deadline = Deadline::NEVER;
                 continue;
             };
