@@ -74,6 +74,32 @@ impl Drop for Scratch {
     }
 }
 
+/// Rounds of [`interleaved`]: a shared VM's pace moves by a third from
+/// one minute to the next, so a run and its reference timed once each,
+/// seconds apart, can give any ratio; three rounds, each one of both,
+/// and the medians, do not.
+pub const ROUNDS: usize = 3;
+
+/// `fdlab run` of `file` on `jobs` threads and the bare heap loop over
+/// `events` events, taking turns for [`ROUNDS`] rounds: the medians of
+/// each (the child's wall time and peak memory, the loop's time).
+pub fn interleaved(file: (&str, &str), jobs: usize, events: u64) -> Result<(Child, f64), String> {
+    let (mut walls, mut peaks, mut loops) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let child = fdlab_run(file, jobs)?;
+        walls.push(child.wall);
+        peaks.extend(child.peak.0);
+        loops.push(crate::bench_sim::heap_loop_secs(events));
+    }
+    let median =
+        |v: &mut Vec<f64>| crate::stats::median_nearest_rank(v).ok_or(crate::bench::NO_RUNS);
+    let wall = median(&mut walls)?;
+    let heap = median(&mut loops)?;
+    peaks.sort_unstable();
+    let peak = Peak(peaks.get(peaks.len() / 2).copied());
+    Ok((Child { wall, peak }, heap))
+}
+
 /// Runs `fdlab run FILE --jobs JOBS --out DIR` on one of the files
 /// above in a child process of this binary and times it, start to exit.
 pub fn fdlab_run((file, text): (&str, &str), jobs: usize) -> Result<Child, String> {

@@ -182,20 +182,9 @@ const HEAP_PENDING: usize = 100;
 /// printed with the ratio of that run's events/s to the loop's; returns
 /// the loop's wall time.
 pub fn heap_reference(what: &str, events: u64, wall: f64) -> f64 {
-    heap_reference_per_thread(what, events, wall, 1)
-}
-
-/// [`heap_reference`] for a run on `threads` threads: the ratio is of its
-/// events/s per thread to the loop's (on one).
-pub fn heap_reference_per_thread(what: &str, events: u64, wall: f64, threads: usize) -> f64 {
     let label = format!("bare binary-heap loop, {HEAP_PENDING} pending, no work");
     bare_row(&label, fdlab_sim::baseline::heap_loop, events, |heap| {
-        if threads == 1 {
-            format!("{what} ran at {:.2}x the loop's events/s", heap / wall)
-        } else {
-            let ratio = heap / (wall * threads as f64);
-            format!("{what} ran at {ratio:.2}x the loop's events/s per thread")
-        }
+        format!("{what} ran at {:.2}x the loop's events/s", heap / wall)
     })
 }
 
@@ -205,6 +194,27 @@ pub fn wheel_reference(events: u64, heap: f64) {
     bare_row(&label, fdlab_sim::baseline::wheel_loop, events, |wheel| {
         format!("{:.2}x the heap loop's", heap / wheel)
     });
+}
+
+/// The bare heap loop's time over `events` events, s (no row printed).
+pub fn heap_loop_secs(events: u64) -> f64 {
+    let start = Instant::now();
+    std::hint::black_box(fdlab_sim::baseline::heap_loop(events, HEAP_PENDING));
+    start.elapsed().as_secs_f64()
+}
+
+/// The row of a run's median against the heap loop's median, both over
+/// [`crate::bench_e2e::ROUNDS`] interleaved rounds; returns the ratio of
+/// the run's events/s per thread to the loop's.
+pub fn interleaved_row(what: &str, events: u64, wall: f64, heap: f64, threads: usize) -> f64 {
+    let ratio = heap / (wall * threads as f64);
+    say!(
+        "  {:<52}            {events:>11} events in {heap:>7.2} s = {:>6.2} M events/s; {what} ran at {ratio:.2}x the loop's events/s{}",
+        format!("bare binary-heap loop, {HEAP_PENDING} pending, no work"),
+        events as f64 / heap / 1e6,
+        if threads == 1 { "" } else { " per thread" }
+    );
+    ratio
 }
 
 /// Times `bare_loop` over `events` events and prints its row, ended by
@@ -295,20 +305,27 @@ pub fn madsim_workload(ratios: &mut crate::bench_ratios::Ratios) -> Result<(), S
     };
     heap_reference("the madsim workload on one thread", events, wall);
     // The user's command, end to end: what issue 37's target is read on.
-    let child = crate::bench_e2e::fdlab_run(crate::bench_e2e::MADSIM_WORKLOAD, 1)?;
+    let (child, heap) =
+        crate::bench_e2e::interleaved(crate::bench_e2e::MADSIM_WORKLOAD, 1, events)?;
     say!(
         "  {:<52}    1 thr {events:>11} events in {:>7.2} s = {:>6.2} M events/s, peak memory {}",
-        "the same, `fdlab run FILE --jobs 1`: process, report",
+        "the same, `fdlab run FILE --jobs 1` (median of 3)",
         child.wall,
         events as f64 / child.wall / 1e6,
         child.peak.text(None)
     );
-    let heap = heap_reference("`fdlab run` of the madsim workload", events, child.wall);
+    let ratio = interleaved_row(
+        "`fdlab run` of the madsim workload",
+        events,
+        child.wall,
+        heap,
+        1,
+    );
     // Madsim itself runs only under `cargo simbench`, whose target (30x
     // madsim's events/s) this table cannot show.
     ratios.add(
         "madsim workload, `fdlab run` end to end: events/s",
-        heap / child.wall,
+        ratio,
         None,
     );
     Ok(())
