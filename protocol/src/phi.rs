@@ -326,8 +326,7 @@ impl PhiAccrual {
                 self.mean = mean + self.config.acceptable_heartbeat_pause.as_nanos_f64();
                 self.std_dev = self
                     .history
-                    .std_dev()
-                    .max(self.config.min_std_deviation.as_nanos_f64());
+                    .std_dev_at_least(self.config.min_std_deviation.as_nanos_f64());
             }
         }
         let last = self.last.unwrap_or(Nanos::ZERO);

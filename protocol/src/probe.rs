@@ -298,7 +298,7 @@ impl AdaptiveProbe {
         if self.rtts.len() < MIN_RTT_SAMPLES {
             return self.config.initial_timeout.as_nanos_f64();
         }
-        self.rtts.mean() + self.k * self.rtts.std_dev().max(self.min_std_dev)
+        self.rtts.mean() + self.k * self.rtts.std_dev_at_least(self.min_std_dev)
     }
 
     /// Orleans' `GetTimeout(min, max, extensionFactor)`: multiply, then clamp.

@@ -89,24 +89,61 @@ impl SampleWindow {
         if n == 0 {
             return 0.0;
         }
-        // n^2 * variance = n * sum(x^2) - sum(x)^2, exact in integers while it
-        // fits in u128 (always, for intervals under a day and windows under a
-        // million); otherwise fall back to floats.
-        match (
-            n.checked_mul(self.sum_of_squares),
-            self.sum.checked_mul(self.sum),
-        ) {
-            (Some(a), Some(b)) => to_f64(a.saturating_sub(b)) / to_f64(n * n),
-            _ => {
+        match self.exact_variance() {
+            Some((num, den)) => num / den,
+            None => {
                 let mean = self.mean();
                 (to_f64(self.sum_of_squares) / n as f64 - mean * mean).max(0.0)
             }
         }
     }
 
+    /// `n^2 * variance` and `n^2` as floats, the variance being their
+    /// quotient: `n * sum(x^2) - sum(x)^2` is exact in integers while it
+    /// fits in u128 (always, for intervals under a day and windows under a
+    /// million); `None` beyond (the variance then falls back to floats) or
+    /// for an empty window.
+    #[inline]
+    fn exact_variance(&self) -> Option<(f64, f64)> {
+        let n = self.samples.len() as u128;
+        if n == 0 {
+            return None;
+        }
+        let a = n.checked_mul(self.sum_of_squares)?;
+        let b = self.sum.checked_mul(self.sum)?;
+        Some((to_f64(a.saturating_sub(b)), to_f64(n * n)))
+    }
+
     /// Population standard deviation.
     pub fn std_dev(&self) -> f64 {
         self.variance().sqrt()
+    }
+
+    /// `self.std_dev().max(floor)`, the same value, without the division
+    /// and the square root when the spread is clearly below `floor` (phi
+    /// accrual's and adaptive probing's floors of the standard deviation,
+    /// read after every input: a heartbeat stream of a little jitter sits
+    /// below Akka's 100 ms floor nearly all the time).
+    ///
+    /// With `num / den` the variance's quotient, `F = fl(floor^2)`, `P =
+    /// fl(F den)` and `Q = fl(P (1 - 2^-40))`, `num <= Q` gives
+    /// `num < floor^2 den (1 + 2^-53)^3 (1 - 2^-40) < floor^2 den (1 -
+    /// 2^-41)`: the real variance is below `floor^2 (1 - 2^-41)`, its
+    /// rounding below `floor^2`, the real square root of that below
+    /// `floor`, and its rounding at most `floor`; the maximum is `floor`.
+    #[inline]
+    pub fn std_dev_at_least(&self, floor: f64) -> f64 {
+        const BELOW: f64 = 1.0 - 1.0 / (1u64 << 40) as f64;
+        if let Some((num, den)) = self.exact_variance() {
+            if floor.is_finite() && floor >= 1e-100 {
+                let p = floor * floor * den;
+                if p.is_finite() && num <= p * BELOW {
+                    return floor;
+                }
+            }
+            return (num / den).sqrt().max(floor);
+        }
+        self.std_dev().max(floor)
     }
 }
 
@@ -159,6 +196,30 @@ mod tests {
                 let var = kept.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
                 prop_assert!((w.mean() - mean).abs() <= 1e-6 * mean.max(1.0));
                 prop_assert!((w.variance() - var).abs() <= 1e-6 * var.max(1.0));
+            }
+        }
+
+        /// The floored standard deviation is `std_dev().max(floor)`, bit
+        /// for bit, for floors around the deviation itself and anywhere.
+        #[test]
+        fn std_dev_at_least_is_the_max(
+            cap in 1usize..50,
+            samples in proptest::collection::vec(prop_oneof![0u64..10_000_000_000, 999_000_000u64..1_001_000_000], 0..120),
+            floor in prop_oneof![0.0f64..1e9, Just(0.0), Just(1e8), any::<f64>()],
+            nudge in -4i64..=4,
+        ) {
+            let mut w = SampleWindow::new(cap);
+            for &s in &samples {
+                w.push(s);
+                let sd = w.std_dev();
+                // The floor anywhere, and within a few floats of the
+                // deviation itself (where the margin decides).
+                let near = f64::from_bits((sd.to_bits() as i64 + nudge).max(0) as u64);
+                for f in [floor, near, sd] {
+                    let want = w.std_dev().max(f);
+                    let got = w.std_dev_at_least(f);
+                    prop_assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "floor {} sd {}: {} against {}", f, sd, got, want);
+                }
             }
         }
     }
