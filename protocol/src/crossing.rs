@@ -16,6 +16,8 @@
 /// one rounding, so that the three roundings of the test cannot matter.
 const MARGIN: f64 = 1.0 / (1u64 << 40) as f64;
 
+use crate::window::u64_to_f64;
+
 /// A crossing of `y` by `(dt - shift) / den`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Crossing {
@@ -69,7 +71,7 @@ impl Crossing {
     ///   `y`, so its rounding is below `y`.
     #[inline]
     pub(crate) fn reaches(&self, dt: u64) -> bool {
-        let x = dt as f64 - self.shift;
+        let x = u64_to_f64(dt) - self.shift;
         if x >= self.above {
             true
         } else if x <= self.below {
@@ -91,6 +93,11 @@ impl Crossing {
     }
 }
 
+/// 2^63: below it, a `u64` converts to and from `f64` through `i64`, one
+/// instruction each way on x86-64 (a `u64` takes several), with the same
+/// value (both conversions round correctly; `crate::window::u64_to_f64`).
+const SIGNED_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
 /// `x.ceil() as u64` for a finite `x >= 0`, the same value without `ceil`,
 /// a library call on x86-64's baseline (SSE4.1 makes it one instruction) on
 /// every crossing: `as` truncates and saturates, and a whole `x` survives
@@ -98,6 +105,15 @@ impl Crossing {
 #[inline]
 fn ceil_u64(x: f64) -> u64 {
     debug_assert!(x.is_finite() && x >= 0.0, "{x}");
+    if x < SIGNED_LIMIT {
+        // At most the float below 2^63: `whole + 1` cannot overflow.
+        let whole = x as i64;
+        return if (whole as f64) < x {
+            (whole + 1) as u64
+        } else {
+            whole as u64
+        };
+    }
     let whole = x as u64;
     if (whole as f64) < x {
         // Past u64::MAX (`whole` saturated), `ceil() as u64` saturates too.
