@@ -16,7 +16,7 @@
 /// one rounding, so that the three roundings of the test cannot matter.
 const MARGIN: f64 = 1.0 / (1u64 << 40) as f64;
 
-use crate::window::u64_to_f64;
+use crate::time::u64_to_f64;
 
 /// A crossing of `y` by `(dt - shift) / den`.
 #[derive(Clone, Copy, Debug)]
@@ -95,7 +95,7 @@ impl Crossing {
 
 /// 2^63: below it, a `u64` converts to and from `f64` through `i64`, one
 /// instruction each way on x86-64 (a `u64` takes several), with the same
-/// value (both conversions round correctly; `crate::window::u64_to_f64`).
+/// value (both conversions round correctly; `crate::time::u64_to_f64`).
 const SIGNED_LIMIT: f64 = 9_223_372_036_854_775_808.0;
 
 /// `x.ceil() as u64` for a finite `x >= 0`, the same value without `ceil`,

@@ -276,9 +276,30 @@ impl<'de> Deserialize<'de> for Nanos {
     }
 }
 
+/// `x as f64`, the same value, through `i64` where it fits: one instruction
+/// on x86-64 where a `u64` takes several (both conversions round correctly).
+#[inline(always)]
+pub(crate) fn u64_to_f64(x: u64) -> f64 {
+    match i64::try_from(x) {
+        Ok(signed) => signed as f64,
+        Err(_) => x as f64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The conversion through `i64` is `as f64`, bit for bit.
+        #[test]
+        fn u64_to_f64_is_as(x in any::<u64>(), shift in 0u32..64) {
+            for v in [x, x >> shift, u64::MAX, 1 << 63, (1 << 63) - 1, 0] {
+                prop_assert_eq!(u64_to_f64(v).to_bits(), (v as f64).to_bits(), "{}", v);
+            }
+        }
+    }
 
     #[test]
     fn parses_the_spec_examples_exactly() {

@@ -10,6 +10,8 @@
 /// that the exact sums cannot overflow (2^100 per square, 2^20 samples at most).
 pub const MAX_SAMPLE: u64 = 1 << 50;
 
+use crate::time::u64_to_f64;
+
 /// A FIFO window of at most `capacity` samples (nanoseconds).
 #[derive(Debug)]
 pub struct SampleWindow {
@@ -161,16 +163,6 @@ fn to_f64(x: u128) -> f64 {
     }
 }
 
-/// `x as f64`, the same value, through `i64` where it fits: one instruction
-/// on x86-64 where a `u64` takes several (both conversions round correctly).
-#[inline(always)]
-pub(crate) fn u64_to_f64(x: u64) -> f64 {
-    match i64::try_from(x) {
-        Ok(signed) => signed as f64,
-        Err(_) => x as f64,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,14 +198,6 @@ mod tests {
                 let var = kept.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
                 prop_assert!((w.mean() - mean).abs() <= 1e-6 * mean.max(1.0));
                 prop_assert!((w.variance() - var).abs() <= 1e-6 * var.max(1.0));
-            }
-        }
-
-        /// The conversion through `i64` is `as f64`, bit for bit.
-        #[test]
-        fn u64_to_f64_is_as(x in any::<u64>(), shift in 0u32..64) {
-            for v in [x, x >> shift, u64::MAX, 1 << 63, (1 << 63) - 1, 0] {
-                prop_assert_eq!(u64_to_f64(v).to_bits(), (v as f64).to_bits(), "{}", v);
             }
         }
 
