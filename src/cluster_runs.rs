@@ -9,8 +9,8 @@ use fdlab_sim::estimate::estimate;
 use fdlab_sim::membership::{self, outcome::ClusterOutcome};
 use fdlab_sim::placement::{self, PlacementOutcome};
 use fdlab_sim::valid::ValidScenario;
-use rayon::prelude::*;
 
+use crate::longest_first::run_longest_first;
 use crate::simulate::{placement_setups, progress, seed_list};
 
 /// Every run of one membership scenario.
@@ -53,18 +53,19 @@ pub fn simulate_clusters(
     let setups = placement_setups(scenarios.iter().copied())?;
     let bar = progress(jobs.len() as u64, "cluster runs");
     let started = Instant::now();
-    let outcomes: Vec<(ClusterOutcome, Option<PlacementOutcome>)> = pool.install(|| {
-        jobs.par_iter()
-            .map(|&(i, j, seed)| {
-                let (outcome, _) = membership::run(scenarios[i], seed, j, false);
-                let placed = setups[i]
-                    .as_ref()
-                    .map(|setup| placement::evaluate_cluster(setup, scenarios[i], &outcome));
-                bar.inc(1);
-                (outcome, placed)
-            })
-            .collect()
-    });
+    // A scenario's runs last about as long as its estimated events.
+    let size: Vec<f64> = scenarios.iter().map(|s| estimate(s).events).collect();
+    let costs: Vec<f64> = jobs.iter().map(|&(i, _, _)| size[i]).collect();
+    let outcomes: Vec<(ClusterOutcome, Option<PlacementOutcome>)> =
+        run_longest_first(pool, &costs, |k| {
+            let (i, j, seed) = jobs[k];
+            let (outcome, _) = membership::run(scenarios[i], seed, j, false);
+            let placed = setups[i]
+                .as_ref()
+                .map(|setup| placement::evaluate_cluster(setup, scenarios[i], &outcome));
+            bar.inc(1);
+            (outcome, placed)
+        });
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
     let events = outcomes.iter().map(|(o, _)| o.events).sum();

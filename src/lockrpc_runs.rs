@@ -3,10 +3,11 @@
 
 use std::time::Instant;
 
+use fdlab_sim::estimate::estimate;
 use fdlab_sim::lockrpc::{self, LockOutcome, Setup};
 use fdlab_sim::valid::ValidScenario;
-use rayon::prelude::*;
 
+use crate::longest_first::run_longest_first;
 use crate::simulate::{progress, seed_list};
 
 /// Every run of a set of lock-RPC scenarios.
@@ -37,14 +38,14 @@ pub fn simulate_locks(
     }
     let bar = progress(jobs.len() as u64, "runs");
     let started = Instant::now();
-    let outcomes: Vec<LockOutcome> = pool.install(|| {
-        jobs.par_iter()
-            .map(|&(i, seed, p)| {
-                let o = lockrpc::run(scenarios[i], &setups[i], seed, p);
-                bar.inc(1);
-                o
-            })
-            .collect()
+    // A scenario's runs last about as long as its estimated events.
+    let size: Vec<f64> = scenarios.iter().map(|s| estimate(s).events).collect();
+    let costs: Vec<f64> = jobs.iter().map(|&(i, _, _)| size[i]).collect();
+    let outcomes: Vec<LockOutcome> = run_longest_first(pool, &costs, |k| {
+        let (i, seed, p) = jobs[k];
+        let o = lockrpc::run(scenarios[i], &setups[i], seed, p);
+        bar.inc(1);
+        o
     });
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();

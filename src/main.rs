@@ -22,6 +22,7 @@ mod cluster_runs;
 mod list;
 mod live;
 mod lockrpc_runs;
+mod longest_first;
 mod nutcracker;
 mod out_paths;
 mod place;
