@@ -8,16 +8,8 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
+use common::sweep_fixture::assert_same_files;
 use common::{assert_one_error_line, fdlab, text};
-
-/// What a finished sweep directory holds.
-const FILES: [&str; 5] = [
-    "sweep.toml",
-    "units.csv",
-    "sweep.csv",
-    "pareto.csv",
-    "tradeoff.svg",
-];
 
 fn sweep(out: &Path, args: &[&str]) -> Output {
     let mut all = vec!["sweep", "orleans-crash", "--seeds", "2", "--out"];
@@ -42,18 +34,6 @@ fn column(header: &[String], name: &str) -> usize {
         .iter()
         .position(|h| h == name)
         .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
-}
-
-fn assert_same_files(a: &Path, b: &Path) {
-    for f in FILES {
-        let (x, y) = (fs::read(a.join(f)).unwrap(), fs::read(b.join(f)).unwrap());
-        assert!(
-            x == y,
-            "{f} differs between {} and {}",
-            a.display(),
-            b.display()
-        );
-    }
 }
 
 #[test]
