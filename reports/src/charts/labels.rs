@@ -30,7 +30,7 @@ pub(crate) struct Label {
 
 impl Label {
     /// Left and right ends of the name, px.
-    fn span(&self) -> (f64, f64) {
+    pub(crate) fn span(&self) -> (f64, f64) {
         let width = self.chars as f64 * self.size * CHAR_WIDTH;
         if self.ends_at_x {
             (self.x - width, self.x)

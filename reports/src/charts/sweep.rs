@@ -3,7 +3,10 @@
 //! monitored-pair-hour), for a membership sweep (median time to a Dead
 //! declaration, false declarations per node-hour) — the Pareto front drawn
 //! through the points no other point beats on both, and the front's points
-//! labelled.
+//! labelled: with their values only when every label names the same keys
+//! (the keys said once, in the plot's top right corner), nudged apart so
+//! that none covers another ([`super::labels`]), and written to the right
+//! of their points unless that would take them out of the plot.
 
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
@@ -11,6 +14,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::frame::{tradeoff_frame, TradeoffAxes};
+use super::labels::{place, Label};
 use super::tradeoff::{rate_tick, rate_top};
 use super::{chart_error, finish_svg, log_coord, TimeAxis, FONT, TICK_SIZE};
 
@@ -28,6 +32,14 @@ pub const MAX_LABELS: usize = 12;
 /// Colours: every point, and the front.
 const CLOUD: RGBColor = RGBColor(170, 170, 170);
 const FRONT: RGBColor = RGBColor(0, 114, 178);
+/// Font size of a point's label, px.
+const LABEL_SIZE: f64 = TICK_SIZE - 3.0;
+/// A label's anchor from its point's centre, px: beside the front's dot
+/// (radius 5), its baseline a little above the point.
+const LABEL_DX: i32 = 8;
+const LABEL_DY: i32 = -6;
+/// Margin of the note naming the labels' keys from the plot's corner, px.
+const KEYS_MARGIN: i32 = 8;
 
 /// What the axes of a sweep's chart show, and what it says instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,18 +170,93 @@ where
         .map_err(chart_error)?;
     // Label the front, evenly thinned when it is long.
     let step = front.len().div_ceil(MAX_LABELS).max(1);
-    chart
-        .draw_series(front.iter().step_by(step).map(|p| {
-            Text::new(
-                p.label.clone(),
-                at(p),
-                TextStyle::from((FONT, TICK_SIZE - 3.0))
-                    .color(&RGBColor(40, 40, 40))
-                    .pos(Pos::new(HPos::Left, VPos::Bottom)),
-            )
-        }))
+    let shown: Vec<&SweepPoint> = front.iter().step_by(step).copied().collect();
+    let (texts, keys) = short_labels(shown.iter().map(|p| p.label.as_str()));
+    let plot_x = chart.plotting_area().get_pixel_range().0;
+    let names: Vec<Label> = shown
+        .iter()
+        .zip(&texts)
+        .map(|(p, text)| {
+            let (x, y) = chart.backend_coord(&at(p));
+            let right = Label {
+                x: f64::from(x + LABEL_DX),
+                y: f64::from(y + LABEL_DY),
+                chars: text.chars().count(),
+                size: LABEL_SIZE,
+                ends_at_x: false,
+            };
+            // To the right of its point, unless it would leave the plot.
+            if right.span().1 <= f64::from(plot_x.end) {
+                right
+            } else {
+                Label {
+                    x: f64::from(x - LABEL_DX),
+                    ends_at_x: true,
+                    ..right
+                }
+            }
+        })
+        .collect();
+    let style = TextStyle::from((FONT, LABEL_SIZE)).color(&RGBColor(40, 40, 40));
+    for ((name, text), y) in names.iter().zip(&texts).zip(place(&names)) {
+        let h = if name.ends_at_x {
+            HPos::Right
+        } else {
+            HPos::Left
+        };
+        root.draw(&Text::new(
+            text.clone(),
+            (name.x as i32, y as i32),
+            style.pos(Pos::new(h, VPos::Bottom)),
+        ))
         .map_err(chart_error)?;
+    }
+    if let Some(keys) = keys {
+        let plot_y = chart.plotting_area().get_pixel_range().1;
+        root.draw(&Text::new(
+            format!("labels: {keys}"),
+            (plot_x.end - KEYS_MARGIN, plot_y.start + KEYS_MARGIN),
+            TextStyle::from((FONT, LABEL_SIZE))
+                .color(&RGBColor(90, 90, 90))
+                .pos(Pos::new(HPos::Right, VPos::Top)),
+        ))
+        .map_err(chart_error)?;
+    }
     Ok(())
+}
+
+/// The labels as written on the chart, and the keys they leave out: when
+/// every label names the same keys in the same places (`key=value` parts
+/// joined by `, `; a part without `=`, a judge's name, is kept as it is),
+/// each label keeps its values (`2s, classic`) and the keys are returned
+/// once (`probe_timeout`); otherwise the labels are written whole.
+fn short_labels<'a>(labels: impl Iterator<Item = &'a str>) -> (Vec<String>, Option<String>) {
+    let labels: Vec<&str> = labels.collect();
+    let keys_of = |label: &'a str| -> Vec<Option<&'a str>> {
+        label
+            .split(", ")
+            .map(|part| part.split_once('=').map(|(k, _)| k))
+            .collect()
+    };
+    let Some(first) = labels.first() else {
+        return (Vec::new(), None);
+    };
+    let keys = keys_of(first);
+    let same = labels.iter().all(|l| keys_of(l) == keys);
+    let named: Vec<&str> = keys.iter().flatten().copied().collect();
+    if !same || named.is_empty() {
+        return (labels.iter().map(|l| l.to_string()).collect(), None);
+    }
+    let values = labels
+        .iter()
+        .map(|l| {
+            l.split(", ")
+                .map(|part| part.split_once('=').map_or(part, |(_, v)| v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    (values, Some(named.join(", ")))
 }
 
 #[cfg(test)]
@@ -200,7 +287,11 @@ mod tests {
         ];
         let svg = sweep_svg("sweep of phi", &points).unwrap();
         assert!(svg.contains("data-chart=\"sweep\""));
-        assert!(svg.contains("threshold=8") && !svg.contains("threshold=9"));
+        // The front's values, the key once; not the point off the front.
+        let written: Vec<String> = texts(&svg).into_iter().map(|t| t.text).collect();
+        assert!(written.contains(&"4".into()) && written.contains(&"8".into()));
+        assert!(!written.contains(&"9".into()) && !svg.contains("threshold=8"));
+        assert!(written.contains(&"labels: threshold".into()), "{written:?}");
         assert_eq!(svg, sweep_svg("sweep of phi", &points).unwrap());
     }
 
@@ -227,5 +318,105 @@ mod tests {
         assert!(svg.contains("data-chart=\"sweep\""));
         assert!(svg.contains(&format!("height=\"{LINE_HEIGHT}\"")), "{svg}");
         assert!(svg.contains(NO_POINT));
+    }
+
+    #[test]
+    fn labels_keep_their_values_when_they_name_the_same_keys() {
+        let (texts, keys) = short_labels(["a=1, b=2s, classic", "a=3, b=4s, phi-5s"].into_iter());
+        assert_eq!(texts, ["1, 2s, classic", "3, 4s, phi-5s"]);
+        assert_eq!(keys.as_deref(), Some("a, b"));
+        // Other keys, or a key in another place: whole labels.
+        let (texts, keys) = short_labels(["a=1", "b=1"].into_iter());
+        assert_eq!((texts, keys), (vec!["a=1".into(), "b=1".into()], None));
+        let (_, keys) = short_labels(["a=1, x", "x, a=1"].into_iter());
+        assert_eq!(keys, None);
+        // No key at all (judges only): as they are.
+        let (texts, keys) = short_labels(["classic", "phi-5s"].into_iter());
+        assert_eq!(
+            (texts, keys),
+            (vec!["classic".into(), "phi-5s".into()], None)
+        );
+    }
+
+    #[test]
+    fn close_points_labels_do_not_cover_each_other() {
+        // acceptable_heartbeat_pause 2500ms, 3s and 3500ms of the README's
+        // sweep: three points a few pixels apart on an axis to 9 s.
+        let point = |label: &str, time: f64, rate: f64| SweepPoint {
+            label: label.into(),
+            time,
+            rate,
+            front: true,
+        };
+        let points = vec![
+            point("pause=2500ms", 4.19, 1.74),
+            point("pause=3s", 4.70, 1.61),
+            point("pause=3500ms", 5.20, 1.54),
+            point("pause=0s", 1.64, 6.30),
+            point("pause=6s", 9.0, 0.0),
+        ];
+        let svg = sweep_svg("sweep of phi", &points).unwrap();
+        let labels: Vec<SvgText> = texts(&svg)
+            .into_iter()
+            .filter(|t| ["2500ms", "3s", "3500ms", "0s", "6s"].contains(&t.text.as_str()))
+            .collect();
+        assert_eq!(labels.len(), 5, "{svg}");
+        for (i, a) in labels.iter().enumerate() {
+            for b in &labels[i + 1..] {
+                let apart_x = a.right() <= b.left() || b.right() <= a.left();
+                let apart_y = (a.y - b.y).abs() >= LABEL_SIZE;
+                assert!(apart_x || apart_y, "{a:?} covers {b:?}");
+            }
+        }
+    }
+
+    /// A `<text>` of the SVG: where plotters put it, and what it says.
+    #[derive(Debug)]
+    struct SvgText {
+        x: f64,
+        y: f64,
+        ends_at_x: bool,
+        text: String,
+    }
+
+    impl SvgText {
+        /// Its width as `labels` estimates it (the same share of the font
+        /// size per character).
+        fn width(&self) -> f64 {
+            self.text.chars().count() as f64 * LABEL_SIZE * 0.6
+        }
+        fn left(&self) -> f64 {
+            if self.ends_at_x {
+                self.x - self.width()
+            } else {
+                self.x
+            }
+        }
+        fn right(&self) -> f64 {
+            self.left() + self.width()
+        }
+    }
+
+    /// Every `<text>` of an SVG written by plotters (its text on a line of
+    /// its own).
+    fn texts(svg: &str) -> Vec<SvgText> {
+        let attr = |tag: &str, name: &str| -> Option<String> {
+            let from = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            let to = from + tag[from..].find('"')?;
+            Some(tag[from..to].to_string())
+        };
+        svg.split("<text")
+            .skip(1)
+            .map(|rest| {
+                let (tag, body) = rest.split_once('>').unwrap();
+                let text = body.split("</text>").next().unwrap().trim().to_string();
+                SvgText {
+                    x: attr(tag, "x").unwrap().parse().unwrap(),
+                    y: attr(tag, "y").unwrap().parse().unwrap(),
+                    ends_at_x: attr(tag, "text-anchor").as_deref() == Some("end"),
+                    text,
+                }
+            })
+            .collect()
     }
 }
