@@ -173,9 +173,9 @@ fn detectors_alone(scenarios: &[(ValidScenario, u32)], runs_wall: f64) -> (f64, 
 
 /// Queue entries the bare heap loop holds: about what the 6-stage
 /// pipeline's queue holds (timers, ticks, frames in flight). Measured
-/// means over a run: 92 in `pipeline-freeze`, 34-40 in the other
-/// built-in dataflow scenarios (docs/perf.md); a deeper heap is slower,
-/// so 100 errs in fdlab's favour.
+/// means over a run: 93 in `pipeline-freeze`, 35-41 in the other
+/// built-in dataflow scenarios (docs/perf.md, "The benchmark's parts");
+/// a deeper heap is slower, so 100 errs in fdlab's favour.
 const HEAP_PENDING: usize = 100;
 
 /// The bare binary-heap loop over as many events as a measured run,

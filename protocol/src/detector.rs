@@ -182,7 +182,7 @@ impl Detector {
     /// [`FailureDetector::handle_heartbeat`], then the verdict and the
     /// next timeout it leaves: the three calls a host makes at every
     /// heartbeat, with one branch on the kind instead of three (the
-    /// per-heartbeat path of a large mesh, docs/perf.md).
+    /// per-heartbeat path of a large mesh, docs/perf-history.md).
     #[inline]
     pub fn handle_heartbeat_then_poll(&mut self, now: Nanos) -> (Verdict, Option<Nanos>) {
         dispatch!(self, d => {

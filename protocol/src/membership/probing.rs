@@ -151,7 +151,7 @@ impl OrleansAgent {
 
     /// The next instant this agent must look at its peers.
     pub(super) fn peers_due(&self) -> Option<Nanos> {
-        // One pass over the peers (read after every input: docs/perf.md).
+        // One pass over the peers (read after every input: docs/perf-history.md).
         let mut due: Option<Nanos> = None;
         for p in &self.peers {
             let mut t = p.due();

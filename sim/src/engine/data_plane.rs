@@ -154,7 +154,7 @@ impl<O: Observer, Q: Queue<Event>> Simulation<'_, O, Q> {
             // frame in the buffer, without the buffer's round trip. (The
             // checks of `link_open` are spelled out: in this order, with the
             // sender read once, the hottest send costs fewer instructions;
-            // see docs/perf.md.)
+            // see docs/perf-history.md.)
             self.data.links[link].window_used += 1;
             self.put_on_wire(link, item);
             return true;

@@ -433,7 +433,7 @@ impl Cluster {
     fn drain(&mut self, now: Nanos, node: u32) {
         // The agent (in `nodes`) hands its outputs straight to the network,
         // the table service and the ledger, borrowed apart: no buffer in
-        // between (docs/perf.md). In the agent's order: its messages, then
+        // between (docs/perf-history.md). In the agent's order: its messages, then
         // its table operations, then what happened.
         let Cluster {
             nodes,

@@ -184,7 +184,7 @@ pub struct PushNodeState {
 /// above the one it knows, it knows a forgotten member at 0, and an Alive
 /// about the merging member itself at 0 cannot be above its own. (At
 /// 10,000 members every exchange would otherwise walk 10,000 entries on
-/// each side for nothing; see docs/perf.md.)
+/// each side for nothing; see docs/perf-history.md.)
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PushState {
     pub members: u32,
