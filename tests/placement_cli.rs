@@ -104,7 +104,7 @@ timeout = "3s"
 #[test]
 fn bad_placement_keys_are_one_error_with_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &str, &[&str]); 7] = [
+    let cases: [(&str, &str, &[&str]); 8] = [
         (
             "keys = 1000",
             "keys = 1000\nreqests_per_second = 5",
@@ -139,6 +139,16 @@ fn bad_placement_keys_are_one_error_with_file_line_and_key() {
             "keys = 1000",
             "keys = 0",
             &["bad.toml:10", "placement.keys", "1 to"],
+        ),
+        (
+            "keys = 1000",
+            "keys = 1000\ntwemproxy_hash = \"crc32\"",
+            &[
+                "bad.toml:11",
+                "placement.twemproxy_hash",
+                "`crc32`",
+                "`md5`",
+            ],
         ),
     ];
     assert_mutations_fail_and_base_runs(dir.path(), PLACEMENT, &cases, "placement.csv");

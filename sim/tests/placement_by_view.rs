@@ -41,6 +41,7 @@ fn cluster(pause: u64) -> ValidScenario {
         distributions: None,
         weights: None,
         hash: None,
+        twemproxy_hash: None,
         failover: true,
         namespaces: 2,
         orders: Vec::new(),

@@ -83,6 +83,7 @@ impl Setup {
             .map(|&kind| {
                 let mut c = PlacementConfig::defaults(kind);
                 c.hash = p.sock_hash();
+                c.twemproxy_hash = p.twemproxy_hash();
                 c.failover = p.failover;
                 c.groups = groups.clone();
                 c

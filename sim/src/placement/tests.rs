@@ -2,7 +2,9 @@
 //! false declaration move under each distribution, what requests see, and
 //! the clients' disagreement.
 
-use fdlab_protocol::placement::{DistributionKind, PlacementConfig};
+use fdlab_protocol::placement::{
+    DistributionKind, Placement, PlacementConfig, Server, TwemproxyHash,
+};
 use fdlab_protocol::{Nanos, Verdict};
 
 use super::setup::LiveChange;
@@ -21,7 +23,13 @@ fn s(x: u64) -> Nanos {
 
 fn setup(orders: Vec<ClientOrder>) -> (Setup, Vec<String>) {
     let names: Vec<String> = (0..SERVERS + CLIENTS).map(|i| format!("n{i}")).collect();
-    let p = PlacementSetup {
+    let p = PlacementSetup { orders, ..table() };
+    (Setup::new(&p, &names).unwrap(), names)
+}
+
+/// The `[placement]` table of these tests, every key at its default.
+fn table() -> PlacementSetup {
+    PlacementSetup {
         servers: SERVERS,
         keys: KEYS,
         zipf: 0.99,
@@ -29,11 +37,11 @@ fn setup(orders: Vec<ClientOrder>) -> (Setup, Vec<String>) {
         distributions: None,
         weights: None,
         hash: None,
+        twemproxy_hash: None,
         failover: true,
         namespaces: 2,
-        orders,
-    };
-    (Setup::new(&p, &names).unwrap(), names)
+        orders: Vec::new(),
+    }
 }
 
 /// A run of `duration` in which each client's detector says Failed of
@@ -293,6 +301,46 @@ fn updating_only_the_keys_that_can_move_gives_the_full_recomputation() {
                 setup.kinds[j]
             );
             live = next;
+        }
+    }
+}
+
+#[test]
+fn the_twemproxy_hash_key_places_keys_as_a_pool_of_that_hash() {
+    let names: Vec<String> = (0..SERVERS + CLIENTS).map(|i| format!("n{i}")).collect();
+    let kinds = [
+        DistributionKind::TwemproxyKetama,
+        DistributionKind::ModuloEject,
+    ];
+    let with = |hash: Option<&str>| {
+        let p = PlacementSetup {
+            distributions: Some(kinds.iter().map(|k| k.name().to_string()).collect()),
+            twemproxy_hash: hash.map(String::from),
+            ..table()
+        };
+        Setup::new(&p, &names).unwrap()
+    };
+    let (default, fnv, md5) = (with(None), with(Some("fnv1a_64")), with(Some("md5")));
+    let mut live = vec![true; SERVERS as usize];
+    live[3] = false;
+    let servers: Vec<Server> = (0..SERVERS)
+        .map(|i| Server::new(format!("n{i}:11211"), 1))
+        .collect();
+    for (j, &kind) in kinds.iter().enumerate() {
+        // fnv1a_64 is twemproxy's default; md5 places keys elsewhere.
+        let owners = |s: &Setup| s.client_owners(j, 0, &live);
+        assert_eq!(owners(&default), owners(&fnv), "{kind:?}");
+        assert_ne!(owners(&fnv), owners(&md5), "{kind:?}");
+        // Each key where the pool's own placement puts it.
+        for (hash, setup) in [(TwemproxyHash::Fnv1a64, &fnv), (TwemproxyHash::Md5, &md5)] {
+            let mut config = PlacementConfig::defaults(kind);
+            config.twemproxy_hash = hash;
+            let pool = Placement::new(&servers, &config).unwrap();
+            for (i, &owner) in owners(setup).iter().enumerate().step_by(97) {
+                let key = table().key_name(i as u32);
+                let expected = pool.owner(&key, pool.key_hash(&key), &live);
+                assert_eq!(Some(usize::from(owner)), expected, "{kind:?} {hash} {key}");
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use fdlab_protocol::placement::{DistributionKind, MAX_TOTAL_WEIGHT};
+use fdlab_protocol::placement::{DistributionKind, TwemproxyHash, MAX_TOTAL_WEIGHT};
 
 use super::placement_setup::{PlacementSetup, MAX_KEYS, MAX_SERVERS};
 use super::validate::{check, ScenarioError};
@@ -134,6 +134,18 @@ impl Scenario {
                 &format!(
                     "unknown hash `{}`; one of `old-compat`, `new-compat`, `native`",
                     h
+                ),
+            )?;
+        }
+        if let Some(h) = &p.twemproxy_hash {
+            check(
+                TwemproxyHash::from_name(h).is_some(),
+                || key("twemproxy_hash"),
+                &format!(
+                    "unknown hash `{h}`; one of {} (the two twemproxy hashes fdlab reproduces)",
+                    TwemproxyHash::ALL
+                        .map(|t| format!("`{}`", t.name()))
+                        .join(", ")
                 ),
             )?;
         }

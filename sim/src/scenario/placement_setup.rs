@@ -8,7 +8,7 @@
 //! distribution then places the same request stream through each
 //! detector's verdicts (`fdlab_sim::placement`).
 
-use fdlab_protocol::placement::{DistributionKind, SockHash};
+use fdlab_protocol::placement::{DistributionKind, SockHash, TwemproxyHash};
 use serde::{Deserialize, Serialize};
 
 /// Keys of the workload, by default.
@@ -52,6 +52,10 @@ pub struct PlacementSetup {
     /// sockiopool and namespace: `old-compat`, `new-compat` or `native`.
     #[serde(default)]
     pub hash: Option<String>,
+    /// modulo-eject and twemproxy-ketama: the pool's `hash:` in
+    /// twemproxy's names, `fnv1a_64` (twemproxy's default) or `md5`.
+    #[serde(default)]
+    pub twemproxy_hash: Option<String>,
     /// sockiopool and namespace: rehash a dead server's keys (else the
     /// request fails).
     #[serde(default = "default_failover")]
@@ -108,6 +112,14 @@ impl PlacementSetup {
             Some("native") => SockHash::Native,
             _ => SockHash::NewCompat,
         }
+    }
+
+    /// The twemproxy pool's hash (valid scenarios only).
+    pub fn twemproxy_hash(&self) -> TwemproxyHash {
+        self.twemproxy_hash
+            .as_deref()
+            .and_then(TwemproxyHash::from_name)
+            .unwrap_or_default()
     }
 
     /// Server `i`'s weight.
