@@ -1,5 +1,6 @@
 //! The verdict: every built-in scenario gets one, naming the detector to
-//! pick or saying what no detector managed.
+//! pick (by the decision summary's rule, on the scenario alone) or saying
+//! why there is none.
 
 mod common;
 use common::{fdlab, text};
@@ -55,8 +56,19 @@ fn the_verdict_names_a_detector_or_what_none_managed_for_every_builtin() {
             .take_while(|l| l.starts_with("    "))
             .collect();
         assert!(!block.is_empty(), "no verdict for {name}");
-        let named = block[0].contains(": `");
-        let unmet = block.iter().any(|l| l.contains("no detector"));
+        // A detector scenario: the summary's rule on the scenario alone, a
+        // pick or why none; a membership or placement scenario names its
+        // judge or distribution (`least costly judge: `swim``).
+        let first = block[0].trim_start();
+        let named = first.starts_with("pick `") || first.contains(": `");
+        let unmet =
+            first.starts_with("no pick:") || block.iter().any(|l| l.contains("no detector"));
+        assert!(
+            !block
+                .iter()
+                .any(|l| l.contains("fastest to detect, with no false Failed")),
+            "{name}: the old rule's sentence: {block:?}"
+        );
         assert!(named || unmet, "{name}: {block:?}");
     }
     assert!(verdict.contains("fdlab replay "), "{verdict}");

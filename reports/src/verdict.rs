@@ -1,116 +1,59 @@
 //! A verdict, not only tables: per scenario, which detector to pick and why,
-//! what no detector managed, and what to run next. Shown at the top of
-//! `index.html` and at the end of the console output.
+//! and what to run next. Shown in `index.html`'s Verdict list and at the
+//! end of the console output (`-v`, or a run of one scenario).
 //!
-//! The pick: among the detectors that detected every must-detect window and
-//! made no *false Failed* (a Failed verdict about a peer that must not be
-//! detected at that moment; a Suspect that ended without Failed is flicker,
-//! counted apart), the one with the lowest p99 detection time, and the
-//! runner-up. On a scenario with nothing to detect, the one with no false
-//! Failed and the fewest suspicions. The figures are the report's own; the
-//! rule only orders them. A suspicion is a Suspect that ended without
-//! Failed (flicker): it costs a cluster nothing unless something acts on
-//! Suspect, so it does not disqualify a detector, and the verdict shows it.
+//! The pick is the decision summary's ([`crate::summary::weigh`]), made on
+//! the scenario alone: every must-detect fault detected, then the fewest
+//! tolerated fault classes failed, the longest pause tolerated, the fewest
+//! false Failed and the fewest messages per detection, then the fastest;
+//! the sentences say what the pick gives up against the fastest detector
+//! and the cheapest, and what none managed. The summary weighs the same
+//! way over groups of scenarios, so a scenario's pick and its group's
+//! differ only where the other scenarios of the group weigh otherwise.
+//! The replay it suggests is the first seed with a false Failed (a Failed
+//! verdict about a peer that must not be detected at that moment), else
+//! the first seed.
 
-use fdlab_protocol::{Nanos, Verdict as Seen};
-use fdlab_sim::outcome::FaultRecord;
-use fdlab_sim::scenario::Expect;
+use fdlab_protocol::Verdict as Seen;
 
 use crate::metrics::ScenarioMetrics;
-
-/// One detector's figures, as the verdict weighs them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Standing {
-    pub detector: String,
-    /// Must-detect windows, and those missed.
-    pub windows: usize,
-    pub missed: usize,
-    /// p99 detection time to Failed, if anything was detected.
-    pub p99: Option<Nanos>,
-    /// Mistakes whose worst verdict was Failed, and the other (Suspect-only)
-    /// ones.
-    pub false_failed: usize,
-    pub suspicions: usize,
-    /// The first seed with a false Failed, for a replay.
-    pub false_failed_seed: Option<u64>,
-}
+use crate::summary::detectors::detectors_part;
 
 /// The verdict on one scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScenarioVerdict {
     pub scenario: String,
-    pub standings: Vec<Standing>,
-    /// The pick and the runner-up (indices into `standings`).
-    pub best: Option<usize>,
-    pub runner_up: Option<usize>,
-    /// What no detector managed, in words.
-    pub unmet: Vec<String>,
+    /// The detector to pick, if the rule found one.
+    pub pick: Option<String>,
+    /// The pick and its trade in sentences (the pick's first), and what
+    /// no detector managed.
+    pub sentences: Vec<String>,
     /// A seed worth replaying, and why.
     pub replay: Option<(u64, String)>,
 }
 
-/// The standings of every detector of `m`: the summary's own figures, and
-/// the first seed with a false Failed (from the runs' mistakes).
-pub fn standings(m: &ScenarioMetrics) -> Vec<Standing> {
-    m.summary
-        .iter()
-        .map(|s| {
-            let seed = m.runs.iter().find_map(|run| {
-                run.detectors
-                    .iter()
-                    .filter(|d| d.detector == s.detector)
-                    .any(|d| d.mistakes.iter().any(|x| x.worst == Seen::Failed))
-                    .then_some(run.seed)
-            });
-            debug_assert!(s.false_failed <= s.mistakes);
-            Standing {
-                detector: s.detector.clone(),
-                windows: s.detect_windows,
-                missed: s.failed_missed,
-                p99: s.failed.as_ref().map(|f| f.p99),
-                false_failed: s.false_failed,
-                suspicions: s.mistakes - s.false_failed,
-                false_failed_seed: seed,
-            }
-        })
-        .collect()
-}
-
 /// The verdict on `m`.
 pub fn verdict(m: &ScenarioMetrics) -> ScenarioVerdict {
-    let standings = standings(m);
-    let detect = standings.iter().any(|s| s.windows > 0);
-    let mut order: Vec<usize> = (0..standings.len())
-        .filter(|&i| {
-            let s = &standings[i];
-            s.false_failed == 0 && (!detect || s.missed == 0)
+    // One scenario is one group of the summary's detectors part.
+    let group = detectors_part(std::slice::from_ref(m))
+        .groups
+        .into_iter()
+        .next();
+    let (pick, sentences) = group.map_or((None, Vec::new()), |g| (g.pick, g.sentences));
+    let false_failed_seed = |detector: &str| {
+        m.runs.iter().find_map(|run| {
+            run.detectors
+                .iter()
+                .filter(|d| d.detector == detector)
+                .any(|d| d.mistakes.iter().any(|x| x.worst == Seen::Failed))
+                .then_some(run.seed)
         })
-        .collect();
-    order.sort_by_key(|&i| {
-        let s = &standings[i];
-        if detect {
-            (s.p99.unwrap_or(Nanos::MAX), 0, i)
-        } else {
-            (Nanos::ZERO, s.suspicions, i)
-        }
-    });
-    let mut unmet = Vec::new();
-    if detect && standings.iter().all(|s| s.missed > 0) {
-        unmet.push("no detector detected every fault it had to detect".to_string());
-    }
-    if standings.iter().all(|s| s.false_failed > 0) {
-        unmet.push(format!(
-            "no detector tolerates {} here: every one declared a healthy peer Failed",
-            tolerated_faults(m)
-        ));
-    }
-    if order.is_empty() && unmet.is_empty() {
-        unmet.push("no detector both detected every fault and made no false Failed".to_string());
-    }
-    let replay = standings
+    };
+    let replay = m
+        .summary
         .iter()
         .find_map(|s| {
-            s.false_failed_seed
+            false_failed_seed(&s.detector)
                 .map(|seed| (seed, format!("`{}`'s first false Failed", s.detector)))
         })
         .or_else(|| {
@@ -120,99 +63,21 @@ pub fn verdict(m: &ScenarioMetrics) -> ScenarioVerdict {
         });
     ScenarioVerdict {
         scenario: m.scenario.clone(),
-        best: order.first().copied(),
-        runner_up: order.get(1).copied(),
-        standings,
-        unmet,
+        pick,
+        sentences,
         replay,
     }
-}
-
-/// The faults a scenario's detectors must tolerate, in words ("the pause
-/// faults (up to 30 s)"), from its first run's records.
-fn tolerated_faults(m: &ScenarioMetrics) -> String {
-    let Some(run) = m.runs.first() else {
-        return "this scenario".into();
-    };
-    let tolerated: Vec<&FaultRecord> = run
-        .faults
-        .iter()
-        .filter(|f| f.expect == Expect::Tolerate)
-        .collect();
-    let mut kinds: Vec<&str> = tolerated.iter().map(|f| f.kind.name()).collect();
-    kinds.dedup();
-    kinds.sort_unstable();
-    kinds.dedup();
-    let longest = tolerated
-        .iter()
-        .map(|f| f.window.end - f.window.start)
-        .max();
-    match (kinds.as_slice(), longest) {
-        ([], _) => "this scenario's traffic".into(),
-        (kinds, Some(len)) => format!("the {} faults (up to {})", kinds.join(" and "), short(len)),
-        (kinds, None) => format!("the {} faults", kinds.join(" and ")),
-    }
-}
-
-/// A duration for a sentence: `30 s`, `500 ms`, `12.5 ms`.
-fn short(d: Nanos) -> String {
-    let ms = d.as_nanos_f64() / 1e6;
-    if ms >= 1_000.0 {
-        format!("{} s", trim(ms / 1e3))
-    } else if ms >= 1.0 {
-        format!("{} ms", trim(ms))
-    } else {
-        format!("{} µs", trim(ms * 1e3))
-    }
-}
-
-/// At most three significant decimals, no trailing zeros.
-fn trim(v: f64) -> String {
-    let text = format!("{v:.3}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 impl ScenarioVerdict {
     /// The verdict in sentences, for the console and the page.
     pub fn sentences(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let detect = self.standings.iter().any(|s| s.windows > 0);
-        let describe = |s: &Standing| {
-            if detect {
-                format!(
-                    "`{}` (p99 detection {}, {} suspicion{})",
-                    s.detector,
-                    s.p99.map_or("-".into(), short),
-                    s.suspicions,
-                    if s.suspicions == 1 { "" } else { "s" }
-                )
-            } else {
-                format!(
-                    "`{}` ({} suspicion{})",
-                    s.detector,
-                    s.suspicions,
-                    if s.suspicions == 1 { "" } else { "s" }
-                )
-            }
-        };
-        if let Some(b) = self.best {
-            let what = if detect {
-                "fastest to detect, with no false Failed and nothing missed"
-            } else {
-                "fewest suspicions, with no false Failed"
-            };
-            out.push(format!("{what}: {}", describe(&self.standings[b])));
-            if let Some(r) = self.runner_up {
-                out.push(format!("runner-up: {}", describe(&self.standings[r])));
-            }
-        }
-        out.extend(self.unmet.iter().cloned());
-        out
+        self.sentences.clone()
     }
 
     /// The picked detector's name, if any.
     pub fn best_name(&self) -> Option<&str> {
-        self.best.map(|b| self.standings[b].detector.as_str())
+        self.pick.as_deref()
     }
 
     /// Three next steps: replay a seed, tune (the kind `kind`, the pick's
@@ -253,6 +118,7 @@ pub fn shell_word(word: &str) -> String {
 mod tests {
     use super::*;
     use crate::metrics::{scenario_metrics, ScenarioResult};
+    use fdlab_protocol::Nanos;
     use fdlab_sim::outcome::{DetectorTimeline, MustDetect, PairOutcome, RunOutcome, Window};
 
     fn s(secs: u64) -> Nanos {
@@ -302,23 +168,32 @@ mod tests {
     }
 
     #[test]
-    fn the_pick_is_the_fastest_without_a_false_failed() {
+    fn the_pick_is_the_summary_s_on_the_scenario_alone() {
         let m = scenario_metrics(&ScenarioResult {
             scenario: "t".into(),
             runs: vec![outcome()],
         });
         let v = verdict(&m);
-        let names: Vec<&str> = [v.best, v.runner_up]
+        // jumpy detects fastest but made a false Failed: quick, then slow.
+        assert_eq!(v.best_name(), Some("quick"));
+        let summary = detectors_part(std::slice::from_ref(&m));
+        assert_eq!(v.sentences(), summary.groups[0].sentences);
+        assert!(
+            v.sentences[0].starts_with("pick `quick`"),
+            "{:?}",
+            v.sentences
+        );
+        assert!(
+            v.sentences[1].starts_with("runner-up `slow`"),
+            "{:?}",
+            v.sentences
+        );
+        assert!(v
+            .sentences
             .iter()
-            .map(|i| v.standings[i.unwrap()].detector.as_str())
-            .collect();
-        // jumpy detects fastest but made a false Failed.
-        assert_eq!(names, ["quick", "slow"]);
-        let jumpy = &v.standings[2];
-        assert_eq!((jumpy.false_failed, jumpy.false_failed_seed), (1, Some(4)));
+            .any(|l| l.contains("slower to detect than `jumpy`")));
+        // The replay: jumpy's first false Failed.
         assert_eq!(v.replay.as_ref().unwrap().0, 4);
-        let text = v.sentences().join("\n");
-        assert!(text.contains("fastest to detect, with no false Failed and nothing missed: `quick` (p99 detection 2 s"), "{text}");
         assert!(v.next_steps("t", None)[0].starts_with("fdlab replay t --seed 4"));
         assert!(v.next_steps("t", Some("fixed-timeout"))[1].contains("--detector fixed-timeout"));
         let steps = v.next_steps("my dir/it's.toml", None);
@@ -328,12 +203,5 @@ mod tests {
             steps[0]
         );
         assert_eq!(shell_word("scenarios/x.toml"), "scenarios/x.toml");
-    }
-
-    #[test]
-    fn short_durations_read_well() {
-        assert_eq!(short(s(30)), "30 s");
-        assert_eq!(short(Nanos::from_micros(12_500)), "12.5 ms");
-        assert_eq!(short(Nanos::from_micros(250)), "250 µs");
     }
 }
