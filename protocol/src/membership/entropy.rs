@@ -3,7 +3,8 @@
 //! A state machine of this crate draws no random numbers (SPEC §2), yet
 //! SWIM chooses at random: the probe order (memberlist's `shuffleNodes`),
 //! the ping-req members and the gossip targets (`kRandomNodes`), the
-//! first ticks' stagger (`triggerFunc`) and where a returning member goes
+//! tickers' phase (where memberlist takes its creation instant: see
+//! [`super::swim::agent`]) and where a returning member goes
 //! in the probe order (`randomOffset`); and so does Orleans: each probe
 //! loop's first delay and each periodic loop's (`RandomTimeSpan.Next`), the
 //! intermediary of an indirect probe (`Random.Shared.Next`), and every

@@ -39,6 +39,17 @@
 //! - An ack or nack counts only strictly before the probe's deadline (and
 //!   a relayed ack only before the relay's): the result does not depend
 //!   on whether the host delivers the packet or the timer first.
+//! - The tickers' phase is drawn, not taken from a creation instant.
+//!   memberlist's probe and gossip tickers are made in `schedule`
+//!   (`state.go:104-141`, `time.NewTicker` at lines 120 and 132), which
+//!   `Create` calls (`memberlist.go:227-238`): they tick at the member's
+//!   creation plus whole intervals. `triggerFunc`'s random stagger
+//!   (`state.go:146-162`) is shorter than the interval, so it ends before
+//!   the first tick and moves nothing. Members created together therefore
+//!   probe in lockstep (the live runs' agents, created within 16-44 ms of
+//!   each other, do: docs/memberlist-live.md). The agent instead draws each
+//!   ticker's phase uniformly within its interval: members created at
+//!   unrelated instants.
 
 use std::collections::VecDeque;
 
@@ -90,9 +101,10 @@ pub struct SwimAgent {
 impl SwimAgent {
     /// Member `me` of a cluster made of `members` (`me` may be among
     /// them), started at local time `now` with the host's `entropy`. The
-    /// first probe and gossip rounds come after a random stagger of up to
-    /// one interval each (memberlist's `triggerFunc`). The configuration
-    /// must have passed [`SwimConfig::validate`].
+    /// first probe and gossip rounds come at a uniformly drawn phase within
+    /// one interval each: the member's tickers as if it had been created
+    /// at an unrelated instant (a deviation: the module documentation).
+    /// The configuration must have passed [`SwimConfig::validate`].
     pub fn new(
         config: SwimConfig,
         me: MemberId,
