@@ -255,6 +255,21 @@ fn bad_membership_keys_are_one_error_with_file_line_and_key() {
     assert_one_error_line(&o, &["bad.toml:13", "num_votes_for_death_declaration"]);
     let o = fdlab(&["run", file.to_str().unwrap(), "--dry-run"]);
     assert_one_error_line(&o, &["num_votes_for_death_declaration"]);
+    // Members "created together" over more than a probe interval.
+    let apart = CLUSTER.replace(
+        "restart_after = \"30s\"",
+        "restart_after = \"30s\"\nswim_created_within = \"1500ms\"",
+    );
+    fs::write(&file, apart).unwrap();
+    let o = fdlab(&["run", file.to_str().unwrap()]);
+    assert_one_error_line(
+        &o,
+        &[
+            "bad.toml:12",
+            "membership.swim_created_within",
+            "swim.probe_interval",
+        ],
+    );
 }
 
 /// The 1,000- and 10,000-member files outside the built-in suite are valid,

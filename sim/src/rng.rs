@@ -71,6 +71,9 @@ enum Purpose {
     /// GOAWAYs), the jitter of MinIO grid's background re-dials, and the
     /// loss of every message on the node's connections (SPEC §10).
     LockNode = 21,
+    /// When each node's first SWIM member was created, before the cluster
+    /// formed (`swim_created_within`).
+    SwimCreated = 22,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).
@@ -242,6 +245,12 @@ impl Streams {
     /// Membership runs: the start instants of the nodes' first silos.
     pub(crate) fn membership_start(&self) -> ChaCha8Rng {
         self.stream(Purpose::MembershipStart, &[])
+    }
+
+    /// SWIM runs: how long before time 0 each node's first member was
+    /// created (`swim_created_within`).
+    pub(crate) fn swim_created(&self) -> ChaCha8Rng {
+        self.stream(Purpose::SwimCreated, &[])
     }
 }
 

@@ -171,3 +171,54 @@ fn a_duty_cycle_stops_the_member_and_long_stops_get_it_suspected() {
     let (o, _) = run(&sigstop, 4, 0, false);
     assert!(of_n4(&o) > 0);
 }
+
+/// memberlist v0.2.2 starts a member's probe ticker when it is created
+/// (`schedule`, state.go:104-141; `triggerFunc`'s stagger ends before the
+/// first tick): members created together probe in lockstep. With
+/// `swim_created_within = "0s"` every member's probe rounds start at the
+/// same instants, so the first failed probe of two crashed members, half a
+/// minute apart, ends at the same point of the second; with the default
+/// (each member at a phase of its own) they do not.
+#[test]
+fn members_created_together_probe_in_lockstep() {
+    let crashes = vec![
+        fault(FaultKind::Crash, "n3", 20_000, None),
+        fault(FaultKind::Crash, "n7", 50_700, None),
+    ];
+    let cluster = |within: Option<Nanos>| {
+        let mut s = swim_cluster(20, 80, crashes.clone(), |_| {}).into_inner();
+        s.membership.as_mut().unwrap().swim_created_within = within;
+        ValidScenario::new(s).unwrap()
+    };
+    let second = 1_000_000_000;
+    // The point of the second at which each crashed member was first
+    // suspected (by a probe of it that failed: nothing else knows yet).
+    let phases = |s: &ValidScenario, seed: u64| -> [u64; 2] {
+        let (o, _) = run(s, seed, 1, false);
+        [3, 7].map(|node| {
+            o.suspicions
+                .iter()
+                .filter(|x| x.target.node == node)
+                .map(|x| x.start.as_nanos())
+                .min()
+                .expect("suspected")
+                % second
+        })
+    };
+    let together = cluster(Some(Nanos::ZERO));
+    let apart = cluster(None);
+    let mut differ = 0;
+    for seed in 1..=8 {
+        let [a, b] = phases(&together, seed);
+        assert_eq!(
+            a, b,
+            "seed {seed}: lockstep rounds at {a} and {b} ns past the second"
+        );
+        let [a, b] = phases(&apart, seed);
+        differ += usize::from(a != b);
+    }
+    assert!(
+        differ >= 6,
+        "{differ} of 8 seeds: independent phases should differ"
+    );
+}

@@ -93,12 +93,15 @@ pub(crate) enum Agent {
 
 impl Agent {
     /// A silo of node `me.node` starting at local time `now`; a SWIM member
-    /// starts knowing every node of the cluster (`nodes`).
+    /// starts knowing every node of the cluster (`nodes`), created
+    /// `created_ago` before `now` when the run says when (its tickers'
+    /// phase: [`SwimAgent::created`]), else at a phase of its own.
     pub(crate) fn start(
         contender: &Contender,
         me: SiloId,
         nodes: u32,
         now: Nanos,
+        created_ago: Option<Nanos>,
         entropy: u64,
     ) -> Agent {
         match contender {
@@ -111,13 +114,11 @@ impl Agent {
             ))),
             Contender::Swim(config) => {
                 let members: Vec<MemberId> = (0..nodes).map(MemberId).collect();
-                Agent::Swim(Box::new(SwimAgent::new(
-                    config.clone(),
-                    MemberId(me.node),
-                    &members,
-                    now,
-                    entropy,
-                )))
+                let (config, me) = (config.clone(), MemberId(me.node));
+                Agent::Swim(Box::new(match created_ago {
+                    Some(ago) => SwimAgent::created(config, me, &members, now, ago, entropy),
+                    None => SwimAgent::new(config, me, &members, now, entropy),
+                }))
             }
         }
     }

@@ -70,6 +70,9 @@ pub(crate) struct Cluster {
     /// By node: the entropy a SWIM agent takes at every timer.
     entropy: Vec<ChaCha8Rng>,
     restart_after: Option<Nanos>,
+    /// SWIM runs with `swim_created_within`: by node, how long before its
+    /// first member started it was created.
+    swim_created: Option<Vec<Nanos>>,
     schedule: Schedule,
     nodes: Vec<Node>,
     network: Network,
@@ -137,6 +140,7 @@ impl Cluster {
             contender,
             entropy,
             restart_after,
+            swim_created: None,
             schedule,
             nodes: clocks
                 .into_iter()
@@ -160,6 +164,13 @@ impl Cluster {
     fn push_last(&mut self, at: Nanos, item: Item) {
         let slot = self.pending.put(item);
         self.queue.push_last(at.as_nanos(), slot);
+    }
+
+    /// SWIM members created `ago[node]` before their first start (see
+    /// [`Agent::start`]).
+    pub(crate) fn swim_created(&mut self, ago: Vec<Nanos>) {
+        debug_assert_eq!(ago.len(), self.nodes.len());
+        self.swim_created = Some(ago);
     }
 
     /// Runs from the nodes' start instants to `end`.
@@ -537,7 +548,16 @@ impl Cluster {
         let local = n.clock.local(now);
         let entropy = self.entropy[node as usize].random::<u64>();
         let nodes = self.nodes.len() as u32;
-        let agent = Agent::start(&self.contender, me, nodes, local, entropy);
+        // A restarted member is created as it starts; a first one, as the
+        // run says (none: at a phase of its own).
+        let created_ago = self.swim_created.as_ref().map(|ago| {
+            if restart {
+                Nanos::ZERO
+            } else {
+                ago[node as usize]
+            }
+        });
+        let agent = Agent::start(&self.contender, me, nodes, local, created_ago, entropy);
         let swim = matches!(agent, Agent::Swim(_));
         self.nodes[node as usize].agent = Some(agent);
         self.ledger.started(now, me, restart, swim);

@@ -140,6 +140,20 @@ pub fn run(
     let processing = (0..names.len() as u32)
         .map(|n| streams.membership_processing(n))
         .collect();
+    // SWIM members created together: at a point of the probe interval
+    // drawn for the seed, each within `swim_created_within` of it.
+    let swim_created = match (&contender, setup.swim_created_within) {
+        (Contender::Swim(config), Some(within)) => {
+            let mut rng = streams.swim_created();
+            let phase = rng.random_range(0..config.probe_interval.as_nanos());
+            Some(
+                (0..names.len())
+                    .map(|_| Nanos(phase + rng.random_range(0..=within.as_nanos())))
+                    .collect::<Vec<Nanos>>(),
+            )
+        }
+        _ => None,
+    };
     let mut cluster = Cluster::new(
         contender,
         entropy,
@@ -151,6 +165,9 @@ pub fn run(
         table,
         ledger,
     );
+    if let Some(ago) = swim_created {
+        cluster.swim_created(ago);
+    }
     cluster.run(&starts, scenario.duration);
     let (ledger, schedule, events) = cluster.into_parts();
     let mut ledger = ledger;

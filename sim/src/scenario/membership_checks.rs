@@ -85,6 +85,16 @@ impl Scenario {
             ),
         )?;
         m.table_latency.validate("membership.table_latency")?;
+        if let Some(within) = m.swim_created_within {
+            check(
+                within < m.swim.probe_interval,
+                || "membership.swim_created_within".into(),
+                &format!(
+                    "{within} is not shorter than `swim.probe_interval` ({}): members created that far apart are not together, leave it out",
+                    m.swim.probe_interval
+                ),
+            )?;
+        }
         let Some(judges) = &m.judges else {
             return Ok(());
         };

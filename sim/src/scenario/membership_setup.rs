@@ -32,6 +32,14 @@ pub struct MembershipSetup {
     /// joining silo's table write conflict).
     #[serde(default = "default_start_spread")]
     pub start_spread: Nanos,
+    /// SWIM runs: the members were created (memberlist's `Create`, which
+    /// starts their probe and gossip tickers) together, within this span of
+    /// one another, at a point of the probe interval drawn per seed, before
+    /// the cluster formed at time 0; so they probe in lockstep, as the real
+    /// library's members created together do. None: each member's tickers
+    /// at a phase of their own (members created at unrelated instants).
+    #[serde(default)]
+    pub swim_created_within: Option<Nanos>,
     /// Latency of one table operation, each way (request, then reply).
     #[serde(default = "default_table_latency")]
     pub table_latency: Dist,
@@ -78,6 +86,7 @@ impl Default for MembershipSetup {
             judges: None,
             restart_after: None,
             start_spread: default_start_spread(),
+            swim_created_within: None,
             table_latency: default_table_latency(),
             orleans: OrleansConfig::default(),
             swim: SwimConfig::default(),

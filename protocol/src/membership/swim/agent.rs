@@ -39,17 +39,18 @@
 //! - An ack or nack counts only strictly before the probe's deadline (and
 //!   a relayed ack only before the relay's): the result does not depend
 //!   on whether the host delivers the packet or the timer first.
-//! - The tickers' phase is drawn, not taken from a creation instant.
-//!   memberlist's probe and gossip tickers are made in `schedule`
-//!   (`state.go:104-141`, `time.NewTicker` at lines 120 and 132), which
-//!   `Create` calls (`memberlist.go:227-238`): they tick at the member's
-//!   creation plus whole intervals. `triggerFunc`'s random stagger
-//!   (`state.go:146-162`) is shorter than the interval, so it ends before
-//!   the first tick and moves nothing. Members created together therefore
-//!   probe in lockstep (the live runs' agents, created within 16-44 ms of
-//!   each other, do: docs/memberlist-live.md). The agent instead draws each
-//!   ticker's phase uniformly within its interval: members created at
-//!   unrelated instants.
+//! - The tickers' phase. memberlist's probe and gossip tickers are made
+//!   in `schedule` (`state.go:104-141`, `time.NewTicker` at lines 120 and
+//!   132), which `Create` calls (`memberlist.go:227-238`): they tick at
+//!   the member's creation plus whole intervals. `triggerFunc`'s random
+//!   stagger (`state.go:146-162`) is shorter than the interval, so it ends
+//!   before the first tick and moves nothing. Members created together
+//!   therefore probe in lockstep (the live runs' agents, created within
+//!   16-44 ms of each other, do: docs/memberlist-live.md).
+//!   [`SwimAgent::created`] takes the creation instant and follows this;
+//!   [`SwimAgent::new`], for a host that does not say when the member was
+//!   created, draws each ticker's phase uniformly within its interval: a
+//!   member created at an unrelated instant.
 
 use std::collections::VecDeque;
 
@@ -112,11 +113,49 @@ impl SwimAgent {
         now: Nanos,
         entropy: u64,
     ) -> SwimAgent {
+        SwimAgent::start(config, me, members, now, None, entropy)
+    }
+
+    /// [`SwimAgent::new`] for a member created (memberlist's `Create`)
+    /// `created_ago` before `now`: its probe and gossip tickers tick at its
+    /// creation plus whole intervals, as memberlist's do (`schedule`,
+    /// `state.go:104-141` at v0.2.2, called from `Create`,
+    /// `memberlist.go:227-238`; `triggerFunc`'s stagger, `state.go:146-162`,
+    /// ends before the first tick). Members created together probe in
+    /// lockstep. A member created at `now` (`created_ago` zero) probes
+    /// first one interval later.
+    pub fn created(
+        config: SwimConfig,
+        me: MemberId,
+        members: &[MemberId],
+        now: Nanos,
+        created_ago: Nanos,
+        entropy: u64,
+    ) -> SwimAgent {
+        SwimAgent::start(config, me, members, now, Some(created_ago), entropy)
+    }
+
+    fn start(
+        config: SwimConfig,
+        me: MemberId,
+        members: &[MemberId],
+        now: Nanos,
+        created_ago: Option<Nanos>,
+        entropy: u64,
+    ) -> SwimAgent {
         debug_assert!(config.validate().is_ok());
         let mut rng = Entropy::new(entropy);
         let members = Members::new(me, members, now, &mut rng);
-        let next_probe = now + Nanos(rng.below(config.probe_interval.as_nanos()));
-        let next_gossip = now + Nanos(rng.below(config.gossip_interval.as_nanos()));
+        let (next_probe, next_gossip) = match created_ago {
+            Some(ago) => (
+                first_tick(now, ago, config.probe_interval),
+                first_tick(now, ago, config.gossip_interval),
+            ),
+            None => (
+                now + Nanos(rng.below(config.probe_interval.as_nanos())),
+                now + Nanos(rng.below(config.gossip_interval.as_nanos())),
+            ),
+        };
         // `pushPullTrigger` (state.go:186-209): a random stagger within the
         // interval, then a whole scaled interval before the first exchange.
         let push_pull = config.push_pull_interval;
@@ -428,6 +467,15 @@ impl SwimAgent {
         }
         self.scratch = targets;
     }
+}
+
+/// The first tick strictly after `now` of a ticker of `period` started
+/// `ago` before `now` (Go's `time.NewTicker`: ticks at its start plus whole
+/// periods; a tick exactly at `now` counts as one already sent).
+fn first_tick(now: Nanos, ago: Nanos, period: Nanos) -> Nanos {
+    debug_assert!(!period.is_zero());
+    let into = ago.as_nanos() % period.as_nanos();
+    now + Nanos(period.as_nanos() - into)
 }
 
 /// The next tick of a periodic timer due at `due` after `now`, skipping

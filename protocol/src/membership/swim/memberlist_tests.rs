@@ -260,3 +260,47 @@ fn a_member_dead_long_enough_is_forgotten() {
     assert_eq!(a.state_of(id(2)), Some(MemberState::Alive));
     assert_eq!(a.num_members(), 3);
 }
+
+/// memberlist v0.2.2 `schedule` (state.go:104-141, from `Create`,
+/// memberlist.go:227-238) makes the probe and gossip tickers when the member
+/// is created, and `triggerFunc`'s stagger (state.go:146-162) ends before
+/// their first tick: members created together probe at the same instants,
+/// at their creation plus whole intervals.
+#[test]
+fn created_members_probe_at_their_creation_plus_whole_intervals() {
+    let config = SwimConfig::preset(Variant::Lifeguard);
+    let members = ids(5);
+    // Created 300 ms and 2.3 s before 10 s, with different entropy: the
+    // same ticks (probe at 10.7 s, gossip at 10.1 s).
+    let early = SwimAgent::created(config.clone(), id(0), &members, s(10), ms(2_300), 7);
+    let late = SwimAgent::created(config.clone(), id(1), &members, s(10), ms(300), 8);
+    for a in [&early, &late] {
+        assert_eq!((a.next_probe, a.next_gossip), (ms(10_700), ms(10_100)));
+    }
+    // Created at 10 s: the first ticks one interval later.
+    let now = SwimAgent::created(config.clone(), id(2), &members, s(10), Nanos::ZERO, 9);
+    assert_eq!((now.next_probe, now.next_gossip), (s(11), ms(10_200)));
+    // Probes stay on that grid: each round starts at a whole second.
+    let mut a = late;
+    let mut starts = Vec::new();
+    let mut entropy = 0;
+    while starts.len() < 3 {
+        let t = a.poll_timeout().unwrap();
+        assert!(t < s(20), "{starts:?}");
+        entropy += 1;
+        a.handle_timeout(t, entropy);
+        for x in drain(&mut a) {
+            if let Message::Ping { seq, .. } = x.packet.messages[0] {
+                starts.push(t);
+                a.handle_packet(t, x.to, &packet(&[Message::Ack { seq }]));
+            }
+        }
+    }
+    assert_eq!(starts, [ms(10_700), ms(11_700), ms(12_700)]);
+    // A member whose creation the host does not give draws its phases:
+    // two such members (other entropy) do not tick together.
+    let drawn = |e| SwimAgent::new(config.clone(), id(3), &members, s(10), e);
+    let (x, y) = (drawn(1), drawn(2));
+    assert_ne!(x.next_probe, y.next_probe);
+    assert!(x.next_probe >= s(10) && x.next_probe < s(11));
+}
