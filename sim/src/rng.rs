@@ -74,6 +74,10 @@ enum Purpose {
     /// When each node's first SWIM member was created, before the cluster
     /// formed (`swim_created_within`).
     SwimCreated = 22,
+    /// `fdlab live` on a membership scenario: where the run's time zero
+    /// falls in the agents' probe interval. The simulator never uses this
+    /// purpose.
+    LiveMembershipPhase = 23,
 }
 
 /// SplitMix64: a well-mixed 64-bit step (Steele, Lea & Flood 2014).
@@ -245,6 +249,12 @@ impl Streams {
     /// Membership runs: the start instants of the nodes' first silos.
     pub(crate) fn membership_start(&self) -> ChaCha8Rng {
         self.stream(Purpose::MembershipStart, &[])
+    }
+
+    /// `fdlab live` only: the real run's time-zero offset within the
+    /// agents' probe interval.
+    pub(crate) fn live_membership_phase(&self) -> ChaCha8Rng {
+        self.stream(Purpose::LiveMembershipPhase, &[])
     }
 
     /// SWIM runs: how long before time 0 each node's first member was

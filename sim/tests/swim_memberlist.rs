@@ -222,3 +222,22 @@ fn members_created_together_probe_in_lockstep() {
         "{differ} of 8 seeds: independent phases should differ"
     );
 }
+
+/// `fdlab live`'s offset of a real run's time zero: the seed's own, within
+/// the probe interval, spread over it (so that real faults fall anywhere in
+/// the agents' probe interval, as the model's do).
+#[test]
+fn a_live_run_s_time_zero_offset_is_seeded_and_spread_over_the_interval() {
+    let interval = ms(1_000);
+    let offsets: Vec<Nanos> = (1..=40)
+        .map(|seed| fdlab_sim::membership::live_zero_offset(seed, interval))
+        .collect();
+    assert_eq!(
+        offsets[0],
+        fdlab_sim::membership::live_zero_offset(1, interval)
+    );
+    assert!(offsets.iter().all(|&o| o < interval), "{offsets:?}");
+    let quarters: std::collections::BTreeSet<u64> =
+        offsets.iter().map(|o| o.as_nanos() / 250_000_000).collect();
+    assert_eq!(quarters.len(), 4, "{offsets:?}");
+}

@@ -80,6 +80,18 @@ pub fn schedule(scenario: &ValidScenario, seed: u64) -> Schedule {
     Schedule::resolve(scenario, &names, &Streams::new(seed))
 }
 
+/// `fdlab live` only: how much later than planned a real run of `seed`
+/// sets its time zero, uniform within `probe_interval`. The real agents'
+/// tickers run from their creation and the harness sees the cluster
+/// converge in rows they write on those ticks, so a fixed delay would put
+/// every crash at one of a few points of the agents' probe interval; the
+/// model draws that point uniformly (`swim_created_within`), and so does
+/// this, from a stream of its own.
+pub fn live_zero_offset(seed: u64, probe_interval: Nanos) -> Nanos {
+    let mut rng = Streams::new(seed).live_membership_phase();
+    Nanos(rng.random_range(0..probe_interval.as_nanos().max(1)))
+}
+
 /// Runs membership scenario `scenario` with its judge `judge` (an index
 /// into [`judges`]) on `seed`; with `log`, also the replay log.
 ///

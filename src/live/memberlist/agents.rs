@@ -25,7 +25,8 @@ use nix::sys::signal::Signal;
 use super::super::processes::{check_bound, Processes};
 use super::rows::{Event, Row};
 
-/// Time between the cluster's convergence and the run's time zero.
+/// Time between the cluster's convergence and the run's time zero, before
+/// the run's own offset (see [`run`]).
 const LEAD: Duration = Duration::from_millis(500);
 /// Longest the parent waits for a row before it looks at the clock again.
 const TICK: Duration = Duration::from_millis(20);
@@ -114,7 +115,9 @@ struct Run<'a> {
 
 /// Runs `names.len()` agents of `agent` with `config`, the faults of
 /// `schedule` for `duration`, within `bound` of real time from the first
-/// start.
+/// start. Time zero is [`LEAD`] plus `offset` after the cluster converged
+/// (`offset`: [`fdlab_sim::membership::live_zero_offset`], so that the
+/// faults fall anywhere in the agents' probe interval).
 pub fn run(
     agent: &Path,
     names: &[String],
@@ -122,6 +125,7 @@ pub fn run(
     schedule: &Schedule,
     duration: Nanos,
     bound: Duration,
+    offset: Duration,
 ) -> Result<RealRun, String> {
     let launched = Instant::now();
     let (tx, rx) = mpsc::channel();
@@ -145,8 +149,9 @@ pub fn run(
     let converge_started = Instant::now();
     run.converge(&ports)?;
     let converged_in = converge_started.elapsed();
-    let zero_unix = unix_now()? + LEAD.as_nanos() as i128;
-    let zero = Instant::now() + LEAD;
+    let lead = LEAD + offset;
+    let zero_unix = unix_now()? + lead.as_nanos() as i128;
+    let zero = Instant::now() + lead;
     let worst_late = run.faults(schedule, zero, duration)?;
     run.agents.reap();
     // What the readers still hold.

@@ -129,7 +129,9 @@ pub fn run(args: &LiveArgs, scenario: ValidScenario) -> Result<(), String> {
             .zip(&mut runs_by_judge)
             .zip(&variants)
         {
-            let options = supported::agent_options(&supported::as_run(&setup.swim, variant));
+            let config = supported::as_run(&setup.swim, variant);
+            let options = supported::agent_options(&config);
+            let offset = membership::live_zero_offset(seed, config.probe_interval);
             let real = agents::run(
                 &agent,
                 &names,
@@ -137,6 +139,7 @@ pub fn run(args: &LiveArgs, scenario: ValidScenario) -> Result<(), String> {
                 &schedule,
                 scenario.duration,
                 bound,
+                Duration::from_nanos(offset.as_nanos()),
             )?;
             let figures = truths[r].real(&real.rows);
             say!(
