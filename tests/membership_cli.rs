@@ -232,44 +232,41 @@ fn the_gate_fails_when_membership_figures_move() {
 fn bad_membership_keys_are_one_error_with_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("bad.toml");
-    let bad = CLUSTER.replace(
-        "restart_after = \"30s\"",
-        "restart_after = \"30s\"\n[membership.orleans]\nprobe_timout = \"2s\"",
-    );
-    fs::write(&file, bad).unwrap();
-    let o = fdlab(&["run", file.to_str().unwrap()]);
-    assert_one_error_line(
-        &o,
-        &[
-            "bad.toml:13",
-            "membership.orleans.probe_timout",
-            "probe_timeout",
-        ],
-    );
-    let votes = CLUSTER.replace(
-        "restart_after = \"30s\"",
-        "restart_after = \"30s\"\n[membership.orleans]\nnum_votes_for_death_declaration = 11",
-    );
-    fs::write(&file, votes).unwrap();
-    let o = fdlab(&["run", file.to_str().unwrap()]);
-    assert_one_error_line(&o, &["bad.toml:13", "num_votes_for_death_declaration"]);
-    let o = fdlab(&["run", file.to_str().unwrap(), "--dry-run"]);
-    assert_one_error_line(&o, &["num_votes_for_death_declaration"]);
-    // Members "created together" over more than a probe interval.
-    let apart = CLUSTER.replace(
-        "restart_after = \"30s\"",
-        "restart_after = \"30s\"\nswim_created_within = \"1500ms\"",
-    );
-    fs::write(&file, apart).unwrap();
-    let o = fdlab(&["run", file.to_str().unwrap()]);
-    assert_one_error_line(
-        &o,
-        &[
-            "bad.toml:12",
-            "membership.swim_created_within",
-            "swim.probe_interval",
-        ],
-    );
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "[membership.orleans]\nprobe_timout = \"2s\"",
+            &[
+                "bad.toml:13",
+                "membership.orleans.probe_timout",
+                "probe_timeout",
+            ],
+        ),
+        (
+            "[membership.orleans]\nnum_votes_for_death_declaration = 11",
+            &["bad.toml:13", "num_votes_for_death_declaration"],
+        ),
+        // Members "created together" over more than a probe interval.
+        (
+            "swim_created_within = \"1500ms\"",
+            &[
+                "bad.toml:12",
+                "membership.swim_created_within",
+                "swim.probe_interval",
+            ],
+        ),
+    ];
+    for (added, expect) in cases {
+        let bad = CLUSTER.replace(
+            "restart_after = \"30s\"",
+            &format!("restart_after = \"30s\"\n{added}"),
+        );
+        fs::write(&file, bad).unwrap();
+        let o = fdlab(&["run", file.to_str().unwrap()]);
+        assert_one_error_line(&o, expect);
+        // A dry run refuses it the same way.
+        let o = fdlab(&["run", file.to_str().unwrap(), "--dry-run"]);
+        assert_one_error_line(&o, &expect[1..]);
+    }
 }
 
 /// The 1,000- and 10,000-member files outside the built-in suite are valid,
